@@ -1,0 +1,185 @@
+#include "mold/registry.hpp"
+
+#include <fmt/format.h>
+
+#include <set>
+#include <utility>
+
+#include "core_classifiers.hpp"
+#include "mold/build_config.hpp"
+#include "mold/plugin.hpp"
+#include "mold/cpu_backend.hpp"
+#include "mold/error.hpp"
+
+namespace mold {
+
+namespace {
+constexpr const char* kCorePlugin = "core";
+
+std::string join(const std::vector<std::string>& items) {
+  std::string out;
+  for (const auto& item : items) out += (out.empty() ? "" : ", ") + item;
+  return out.empty() ? "(none)" : out;
+}
+}  // namespace
+
+Registry::Registry() {
+  backends_.emplace("cpu", BackendEntry{nullptr, kCorePlugin,
+                                        [] { return std::shared_ptr<Backend>(
+                                                 CpuBackend::instance()); }});
+  fallback_classifiers_.push_back({"cpu", kCorePlugin, classify_cpu_oom});
+  fallback_classifiers_.push_back({"generic", kCorePlugin, classify_generic_oom});
+  plugins_.push_back(PluginRecord{kCorePlugin, MOLD_VERSION, core_build_id(), {},
+                                  {"backend cpu", "classifier cpu", "classifier generic"}});
+}
+
+void Registry::commit(Registrar&& registrar, std::shared_ptr<void> library,
+                      PluginRecord record) {
+  // Check every key first, so that a collision registers nothing of this plugin.
+  auto owner_of_plugin = [&](const std::string& name) -> const PluginRecord* {
+    for (const auto& p : plugins_)
+      if (p.name == name) return &p;
+    return nullptr;
+  };
+  if (const auto* other = owner_of_plugin(record.name))
+    throw DuplicateRegistration(fmt::format(
+        "a plugin named '{}' is already loaded from {}: remove one of the two copies from "
+        "the plugin search path",
+        record.name, other->path.empty() ? "the core" : other->path.string()));
+  auto taken = [&](const std::string& what, const std::string& key,
+                   const std::string& owner) {
+    return DuplicateRegistration(fmt::format(
+        "{} '{}' is registered by both '{}' and '{}': uninstall or rename one of them",
+        what, key, owner, record.name));
+  };
+  std::set<std::string> seen;
+  auto check_unique_within = [&](const std::string& what, const std::string& key) {
+    if (!seen.insert(what + " " + key).second)
+      throw DuplicateRegistration(fmt::format("plugin '{}' registers {} '{}' twice",
+                                              record.name, what, key));
+  };
+  for (const auto& b : registrar.backends_) {
+    check_unique_within("backend", b.name);
+    if (auto it = backends_.find(b.name); it != backends_.end())
+      throw taken("backend", b.name, it->second.plugin);
+  }
+  for (const auto& e : registrar.estimators_) {
+    check_unique_within("estimator", e.key.to_string());
+    if (auto it = estimators_.find(e.key); it != estimators_.end())
+      throw taken("estimator", e.key.to_string(), it->second.plugin);
+  }
+  for (const auto& c : registrar.classifiers_) {
+    check_unique_within("classifier", c.name);
+    for (const auto* list : {&classifiers_, &fallback_classifiers_})
+      for (const auto& existing : *list)
+        if (existing.name == c.name) throw taken("classifier", c.name, existing.plugin);
+  }
+  for (const auto& f : registrar.families_) {
+    check_unique_within("family", f.name);
+    if (auto it = families_.find(f.name); it != families_.end())
+      throw taken("family", f.name, it->second.plugin);
+  }
+
+  record.registered.clear();
+  for (auto& b : registrar.backends_) {
+    record.registered.push_back("backend " + b.name);
+    backends_.emplace(b.name, BackendEntry{library, record.name, std::move(b.factory)});
+  }
+  for (auto& e : registrar.estimators_) {
+    record.registered.push_back("estimator " + e.key.to_string());
+    estimators_.emplace(e.key,
+                        EstimatorEntry{library, record.name, std::move(e.estimator)});
+  }
+  for (auto& c : registrar.classifiers_) {
+    record.registered.push_back("classifier " + c.name);
+    classifiers_.push_back({c.name, record.name, std::move(c.classifier)});
+  }
+  if (!registrar.classifiers_.empty()) classifier_libraries_.push_back(library);
+  for (auto& f : registrar.families_) {
+    record.registered.push_back("family " + f.name);
+    const std::string name = f.name;
+    families_.emplace(name, FamilyEntry{library, record.name, std::move(f)});
+  }
+  plugins_.push_back(std::move(record));
+}
+
+void Registry::add_load_error(LoadError error) { load_errors_.push_back(std::move(error)); }
+
+std::vector<std::string> Registry::backend_names() const {
+  std::vector<std::string> names;
+  for (const auto& [name, entry] : backends_) names.push_back(name);
+  return names;
+}
+
+std::shared_ptr<Backend> Registry::create_backend(const std::string& name) const {
+  auto it = backends_.find(name);
+  if (it == backends_.end())
+    throw NotFound(fmt::format("no backend '{}' is registered; registered: {}. Is its "
+                               "plugin in the plugin search path (molddiag plugins)?",
+                               name, join(backend_names())));
+  return it->second.factory();
+}
+
+std::vector<EstimatorKey> Registry::estimator_keys() const {
+  std::vector<EstimatorKey> keys;
+  for (const auto& [key, entry] : estimators_) keys.push_back(key);
+  return keys;
+}
+
+const Estimator* Registry::find_estimator(const Workload& workload,
+                                          EstimatorKey* matched) const {
+  const EstimatorKey candidates[] = {
+      {workload.family, workload.op, workload.backend},
+      {workload.family, workload.op, "*"},
+      {workload.family, "*", "*"},
+  };
+  for (const auto& key : candidates) {
+    if (auto it = estimators_.find(key); it != estimators_.end()) {
+      if (matched) *matched = key;
+      return &it->second.estimator;
+    }
+  }
+  return nullptr;
+}
+
+Estimate Registry::estimate(const Workload& workload) const {
+  workload.validate();
+  if (const Estimator* estimator = find_estimator(workload)) return (*estimator)(workload);
+  std::vector<std::string> for_family;
+  for (const auto& [key, entry] : estimators_)
+    if (key.family == workload.family) for_family.push_back(key.to_string());
+  if (for_family.empty() && !families_.count(workload.family)) {
+    std::vector<std::string> names;
+    for (const auto& [name, entry] : families_) names.push_back(name);
+    throw NotFound(fmt::format("no family '{}' is registered; registered: {}",
+                               workload.family, join(names)));
+  }
+  throw NotFound(fmt::format("no estimator for {}/{}/{}; registered for '{}': {}",
+                             workload.family, workload.op, workload.backend,
+                             workload.family, join(for_family)));
+}
+
+const ModelFamily* Registry::family(const std::string& name) const {
+  auto it = families_.find(name);
+  return it == families_.end() ? nullptr : &it->second.family;
+}
+
+std::vector<const ModelFamily*> Registry::families() const {
+  std::vector<const ModelFamily*> out;
+  for (const auto& [name, entry] : families_) out.push_back(&entry.family);
+  return out;
+}
+
+std::optional<OomReport> Registry::classify(const ErrorContext& error) const {
+  for (const auto* list : {&classifiers_, &fallback_classifiers_}) {
+    for (const auto& entry : *list) {
+      if (auto report = entry.classify(error)) {
+        if (report->classifier.empty()) report->classifier = entry.name;
+        return report;
+      }
+    }
+  }
+  return std::nullopt;
+}
+
+}  // namespace mold

@@ -1,0 +1,38 @@
+// The zimage family plugin: Z-Image-Turbo, its component sizes (zimage.models.toml) and
+// VAE working-memory estimators (zimage.calibration.toml).
+
+#include <mold/model_catalog.hpp>
+#include <mold/plugin.hpp>
+#include <mold/workload.hpp>
+
+#include <string>
+#include <vector>
+
+namespace {
+
+constexpr const char* kFamily = "zimage";
+
+std::vector<std::string> zimage_hints(const mold::ModelFamily& family,
+                                      const mold::OomReport& /*report*/,
+                                      const mold::Workload& workload) {
+  std::vector<std::string> hints;
+  const auto smaller = mold::smaller_variants(family, workload.model);
+  if (!smaller.empty())
+    hints.push_back("use a smaller variant: " + smaller.front() +
+                    (smaller.size() > 1 ? " (or " + smaller.back() + ")" : ""));
+  if (workload.op == mold::ops::kDenoise)
+    hints.push_back("Z-Image-Turbo needs only 8 steps: more steps cost time, not memory; "
+                    "lower the resolution or the batch instead");
+  if (workload.op == mold::ops::kVaeDecode || workload.op == mold::ops::kVaeEncode)
+    hints.push_back("tile the VAE or lower the resolution: the FLUX VAE needs about 2200 "
+                    "bytes per pixel per element byte to decode");
+  return hints;
+}
+
+void register_all(mold::Registrar& registrar) {
+  mold::register_family_from_data_files(registrar, kFamily, zimage_hints);
+}
+
+}  // namespace
+
+MOLD_PLUGIN("zimage", "0.1.0", register_all)

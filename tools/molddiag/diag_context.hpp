@@ -1,0 +1,65 @@
+#pragma once
+// What every molddiag command shares: the common options, the configuration, the loaded
+// plugins, and the exit codes.
+
+#include <mold/config.hpp>
+#include <mold/registry.hpp>
+
+#include <boost/program_options.hpp>
+#include <filesystem>
+#include <memory>
+#include <string>
+#include <vector>
+
+namespace molddiag {
+
+/// Exit codes, documented in docs/molddiag.md.
+enum ExitCode : int {
+  kOk = 0,
+  kFailure = 1,       ///< the command could not do what was asked (message on stderr)
+  kUsage = 2,         ///< bad flags or values
+  kPluginErrors = 3,  ///< `plugins --strict`: at least one plugin failed to load
+};
+
+/// A usage error: bad flags or flag values. main() prints it with the command's help hint.
+class UsageError : public std::runtime_error {
+ public:
+  using std::runtime_error::runtime_error;
+};
+
+/// Options every command accepts.
+struct CommonOptions {
+  std::vector<std::string> plugin_dirs;
+  std::string config_path;
+  std::string cpu_memory_limit;
+};
+
+/// Adds --plugin-dir, --config and --cpu-memory-limit to `options`.
+void add_common_options(boost::program_options::options_description& options,
+                        CommonOptions& common);
+
+/// The configuration and registry a command works with.
+struct DiagContext {
+  mold::Config config;
+  std::vector<std::filesystem::path> search_path;
+  std::unique_ptr<mold::Registry> registry;
+};
+
+/// Loads the configuration, applies the cpu memory limit and loads the plugins.
+/// Throws mold::Error (config) or UsageError (bad --cpu-memory-limit).
+DiagContext make_context(const CommonOptions& common);
+
+/// Parses `args` against `options` (with `positional` names, may be empty). Throws
+/// UsageError with program_options' message.
+boost::program_options::variables_map parse(
+    const std::vector<std::string>& args,
+    const boost::program_options::options_description& options,
+    const boost::program_options::positional_options_description* positional = nullptr);
+
+/// One line on stderr when plugins failed to load (commands other than `plugins`).
+void warn_load_errors(const mold::Registry& registry);
+
+int plugins_command(const std::vector<std::string>& args);
+int estimate_command(const std::vector<std::string>& args);
+
+}  // namespace molddiag
