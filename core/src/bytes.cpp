@@ -40,7 +40,8 @@ std::optional<double> unit_multiplier(std::string_view unit) {
 
 std::optional<Bytes> try_parse_bytes(std::string_view text) {
   std::size_t i = 0;
-  while (i < text.size() && std::isspace(static_cast<unsigned char>(text[i]))) ++i;
+  while (i < text.size() && std::isspace(static_cast<unsigned char>(text[i])))
+    ++i;
   std::string number;
   bool seen_digit = false, seen_dot = false;
   for (; i < text.size(); ++i) {
@@ -58,9 +59,11 @@ std::optional<Bytes> try_parse_bytes(std::string_view text) {
     }
   }
   if (!seen_digit) return std::nullopt;
-  while (i < text.size() && std::isspace(static_cast<unsigned char>(text[i]))) ++i;
+  while (i < text.size() && std::isspace(static_cast<unsigned char>(text[i])))
+    ++i;
   std::size_t end = text.size();
-  while (end > i && std::isspace(static_cast<unsigned char>(text[end - 1]))) --end;
+  while (end > i && std::isspace(static_cast<unsigned char>(text[end - 1])))
+    --end;
   const auto multiplier = unit_multiplier(text.substr(i, end - i));
   if (!multiplier) return std::nullopt;
   const double value = std::stod(number) * *multiplier;
@@ -70,10 +73,11 @@ std::optional<Bytes> try_parse_bytes(std::string_view text) {
 
 Bytes parse_bytes(std::string_view text) {
   if (auto bytes = try_parse_bytes(text)) return *bytes;
-  throw ParseError("'" + std::string(text) +
-                   "' is not a byte count: write a number with an optional unit, e.g. "
-                   "\"8 GiB\", \"512 MiB\", \"3.00 GB\" (units are powers of 1024) or "
-                   "\"2359296\" (bytes)");
+  throw ParseError(
+      "'" + std::string(text) +
+      "' is not a byte count: write a number with an optional unit, e.g. "
+      "\"8 GiB\", \"512 MiB\", \"3.00 GB\" (units are powers of 1024) or "
+      "\"2359296\" (bytes)");
 }
 
 }  // namespace mold

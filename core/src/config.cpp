@@ -15,7 +15,8 @@ namespace {
 
 fs::path expand_home(const std::string& text) {
   if (text == "~" || text.rfind("~/", 0) == 0) {
-    if (const char* home = std::getenv("HOME")) return fs::path(home) / text.substr(text.size() > 1 ? 2 : 1);
+    if (const char* home = std::getenv("HOME"))
+      return fs::path(home) / text.substr(text.size() > 1 ? 2 : 1);
   }
   return text;
 }
@@ -30,15 +31,17 @@ const toml::table* sub_table(const fs::path& file, const toml::table& parent,
   const toml::node* node = parent.get(key);
   if (!node) return nullptr;
   if (!node->is_table())
-    throw ConfigError(file, toml_reader::line_of(*node), toml_reader::key_path(prefix, key),
-                      "must be a table, e.g. [" + toml_reader::key_path(prefix, key) + "]");
+    throw ConfigError(
+        file, toml_reader::line_of(*node), toml_reader::key_path(prefix, key),
+        "must be a table, e.g. [" + toml_reader::key_path(prefix, key) + "]");
   return node->as_table();
 }
 
 }  // namespace
 
 fs::path user_config_dir() {
-  if (const char* xdg = std::getenv("XDG_CONFIG_HOME"); xdg && *xdg) return fs::path(xdg) / "mold";
+  if (const char* xdg = std::getenv("XDG_CONFIG_HOME"); xdg && *xdg)
+    return fs::path(xdg) / "mold";
   if (const char* home = std::getenv("HOME"); home && *home)
     return fs::path(home) / ".config" / "mold";
   return {};
@@ -51,19 +54,22 @@ fs::path Config::default_path() {
 
 Config Config::load_file(const fs::path& path) {
   const toml::table root = toml_reader::parse(path);
-  toml_reader::require_known_keys(path, root, "", {"plugins", "backends", "calibration"});
+  toml_reader::require_known_keys(path, root, "",
+                                  {"plugins", "backends", "calibration"});
 
   Config config;
   config.source = path;
-  if (const auto dir = user_config_dir(); !dir.empty()) config.calibration_dir = dir / "calibration";
+  if (const auto dir = user_config_dir(); !dir.empty())
+    config.calibration_dir = dir / "calibration";
 
   if (const auto* plugins = sub_table(path, root, "", "plugins")) {
     toml_reader::require_known_keys(path, *plugins, "plugins", {"dirs"});
     if (const toml::node* dirs = plugins->get("dirs")) {
       const auto* array = dirs->as_array();
       if (!array)
-        throw ConfigError(path, toml_reader::line_of(*dirs), "plugins.dirs",
-                          "must be an array of paths, e.g. dirs = [\"/opt/mold/plugins\"]");
+        throw ConfigError(
+            path, toml_reader::line_of(*dirs), "plugins.dirs",
+            "must be an array of paths, e.g. dirs = [\"/opt/mold/plugins\"]");
       for (const auto& item : *array) {
         const auto value = item.value<std::string>();
         if (!value)
@@ -76,14 +82,16 @@ Config Config::load_file(const fs::path& path) {
   if (const auto* backends = sub_table(path, root, "", "backends")) {
     toml_reader::require_known_keys(path, *backends, "backends", {"cpu"});
     if (const auto* cpu = sub_table(path, *backends, "backends", "cpu")) {
-      toml_reader::require_known_keys(path, *cpu, "backends.cpu", {"memory_limit"});
+      toml_reader::require_known_keys(path, *cpu, "backends.cpu",
+                                      {"memory_limit"});
       if (const toml::node* limit = cpu->get("memory_limit")) {
         const auto text = limit->value<std::string>();
         std::optional<Bytes> bytes;
         if (text) bytes = try_parse_bytes(*text);
         if (!bytes)
-          throw ConfigError(path, toml_reader::line_of(*limit), "backends.cpu.memory_limit",
-                            "must be a quoted byte count such as \"8 GiB\" or \"512 MiB\"");
+          throw ConfigError(
+              path, toml_reader::line_of(*limit), "backends.cpu.memory_limit",
+              "must be a quoted byte count such as \"8 GiB\" or \"512 MiB\"");
         config.cpu_memory_limit = *bytes;
       }
     }
@@ -105,10 +113,11 @@ Config Config::load(const std::optional<fs::path>& explicit_path) {
   auto must_exist = [](const fs::path& path, const char* named_by) {
     std::error_code ec;
     if (!fs::is_regular_file(path, ec))
-      throw ConfigError(path, 0, "",
-                        fmt::format("config file named by {} does not exist: fix the path "
-                                    "or drop {}",
-                                    named_by, named_by));
+      throw ConfigError(
+          path, 0, "",
+          fmt::format("config file named by {} does not exist: fix the path "
+                      "or drop {}",
+                      named_by, named_by));
   };
   if (explicit_path) {
     must_exist(*explicit_path, "--config");
@@ -120,9 +129,11 @@ Config Config::load(const std::optional<fs::path>& explicit_path) {
   }
   const fs::path fallback = default_path();
   std::error_code ec;
-  if (!fallback.empty() && fs::is_regular_file(fallback, ec)) return load_file(fallback);
+  if (!fallback.empty() && fs::is_regular_file(fallback, ec))
+    return load_file(fallback);
   Config defaults;
-  if (const auto dir = user_config_dir(); !dir.empty()) defaults.calibration_dir = dir / "calibration";
+  if (const auto dir = user_config_dir(); !dir.empty())
+    defaults.calibration_dir = dir / "calibration";
   return defaults;
 }
 

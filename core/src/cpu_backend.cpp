@@ -19,9 +19,10 @@ namespace mold {
 
 namespace {
 
-// c10 expects 64-byte aligned CPU memory. Each block starts with a header of that size
-// holding the block's size, so the deleter needs nothing but the data pointer: oneDNN's
-// raw_allocate requires DataPtr data == context and a raw_deleter().
+// c10 expects 64-byte aligned CPU memory. Each block starts with a header of
+// that size holding the block's size, so the deleter needs nothing but the data
+// pointer: oneDNN's raw_allocate requires DataPtr data == context and a
+// raw_deleter().
 constexpr std::size_t kAlignment = 64;
 constexpr std::size_t kHeader = kAlignment;
 constexpr Bytes kNoLimit = std::numeric_limits<Bytes>::max();
@@ -59,7 +60,8 @@ Bytes host_available_memory() {
   return 0;
 }
 
-[[noreturn]] void throw_oom(Bytes requested, Bytes limit, Bytes live, bool injected) {
+[[noreturn]] void throw_oom(Bytes requested, Bytes limit, Bytes live,
+                            bool injected) {
   const Bytes free = limit > live ? limit - live : 0;
   std::string message = fmt::format(
       "CPU out of memory. Tried to allocate {}. Limit {}, of which {} is free.",
@@ -87,7 +89,8 @@ class TrackingCpuAllocator final : public c10::Allocator {
     const Bytes limit = c.limit.load();
     if (fail_at != 0 && index == fail_at) {
       c.fail_at.store(0);
-      throw_oom(n, limit == kNoLimit ? host_total_memory() : limit, c.live.load(), true);
+      throw_oom(n, limit == kNoLimit ? host_total_memory() : limit,
+                c.live.load(), true);
     }
     const Bytes live = c.live.fetch_add(n) + n;
     if (limit != kNoLimit && live > limit) {
@@ -95,7 +98,8 @@ class TrackingCpuAllocator final : public c10::Allocator {
       throw_oom(n, limit, live - n, false);
     }
     void* block = nullptr;
-    if (posix_memalign(&block, kAlignment, n + kHeader) != 0 || block == nullptr) {
+    if (posix_memalign(&block, kAlignment, n + kHeader) != 0 ||
+        block == nullptr) {
       c.live.fetch_sub(n);
       throw_oom(n, host_total_memory(), live - n, false);
     }
@@ -111,7 +115,8 @@ class TrackingCpuAllocator final : public c10::Allocator {
   c10::DeleterFnPtr raw_deleter() const override { return &tracking_delete; }
 
 #if MOLD_TORCH_ALLOCATOR_HAS_COPY_DATA
-  void copy_data(void* dest, const void* src, std::size_t count) const override {
+  void copy_data(void* dest, const void* src,
+                 std::size_t count) const override {
     std::memcpy(dest, src, count);
   }
 #endif
@@ -140,7 +145,8 @@ std::string CpuBackend::device_name() const {
   while (std::getline(cpuinfo, line)) {
     if (line.rfind("model name", 0) == 0) {
       const auto colon = line.find(':');
-      if (colon != std::string::npos) return line.substr(line.find_first_not_of(' ', colon + 1));
+      if (colon != std::string::npos)
+        return line.substr(line.find_first_not_of(' ', colon + 1));
     }
   }
   return "host CPU";
@@ -168,7 +174,9 @@ MemoryStats CpuBackend::stats() const {
 
 void CpuBackend::reset_peak() { counters().peak.store(counters().live.load()); }
 
-c10::Device CpuBackend::torch_device() const { return c10::Device(c10::DeviceType::CPU); }
+c10::Device CpuBackend::torch_device() const {
+  return c10::Device(c10::DeviceType::CPU);
+}
 
 void CpuBackend::set_memory_limit(std::optional<Bytes> limit) {
   counters().limit.store(limit ? *limit : kNoLimit);
@@ -185,7 +193,9 @@ void CpuBackend::fail_allocation_at(std::uint64_t n) {
   counters().fail_at.store(n);
 }
 
-std::uint64_t CpuBackend::allocation_count() const { return counters().allocations.load(); }
+std::uint64_t CpuBackend::allocation_count() const {
+  return counters().allocations.load();
+}
 
 void CpuBackend::reset_allocation_count() { counters().allocations.store(0); }
 

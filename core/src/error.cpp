@@ -14,8 +14,8 @@ std::string config_message(const std::filesystem::path& file, std::size_t line,
 }
 }  // namespace
 
-ConfigError::ConfigError(std::filesystem::path file, std::size_t line, std::string key,
-                         const std::string& problem)
+ConfigError::ConfigError(std::filesystem::path file, std::size_t line,
+                         std::string key, const std::string& problem)
     : Error(config_message(file, line, key, problem)),
       file_(std::move(file)),
       line_(line),

@@ -10,7 +10,8 @@ Bytes ModelVariant::total_bytes() const {
   return total;
 }
 
-const ComponentSize* ModelVariant::component(const std::string& component_name) const {
+const ComponentSize* ModelVariant::component(
+    const std::string& component_name) const {
   for (const auto& c : components)
     if (c.name == component_name) return &c;
   return nullptr;
@@ -33,8 +34,9 @@ std::pair<const ModelInfo*, const ModelVariant*> ModelFamily::find(
   const auto colon = spec.find(':');
   const ModelInfo* info = model(spec.substr(0, colon));
   if (!info) return {nullptr, nullptr};
-  const std::string variant_name =
-      colon == std::string::npos ? info->default_variant : spec.substr(colon + 1);
+  const std::string variant_name = colon == std::string::npos
+                                       ? info->default_variant
+                                       : spec.substr(colon + 1);
   return {info, info->variant(variant_name)};
 }
 
@@ -45,9 +47,10 @@ std::vector<std::string> smaller_variants(const ModelFamily& family,
   std::vector<const ModelVariant*> smaller;
   for (const auto& v : info->variants)
     if (v.total_bytes() < current->total_bytes()) smaller.push_back(&v);
-  std::sort(smaller.begin(), smaller.end(), [](const ModelVariant* a, const ModelVariant* b) {
-    return a->total_bytes() > b->total_bytes();
-  });
+  std::sort(smaller.begin(), smaller.end(),
+            [](const ModelVariant* a, const ModelVariant* b) {
+              return a->total_bytes() > b->total_bytes();
+            });
   std::vector<std::string> specs;
   for (const auto* v : smaller) specs.push_back(info->name + ":" + v->name);
   return specs;

@@ -20,11 +20,14 @@ namespace fs = std::filesystem;
 
 namespace {
 
-/// Every library ever loaded, never released: plugins stay loaded for the life of the
-/// process (code of theirs may be referenced from anywhere: std::function targets,
-/// vtables, static objects). Leaked on purpose so no static destructor unloads them.
-void keep_loaded_forever(const std::shared_ptr<boost::dll::shared_library>& library) {
-  static auto* keep = new std::vector<std::shared_ptr<boost::dll::shared_library>>;
+/// Every library ever loaded, never released: plugins stay loaded for the life
+/// of the process (code of theirs may be referenced from anywhere:
+/// std::function targets, vtables, static objects). Leaked on purpose so no
+/// static destructor unloads them.
+void keep_loaded_forever(
+    const std::shared_ptr<boost::dll::shared_library>& library) {
+  static auto* keep =
+      new std::vector<std::shared_ptr<boost::dll::shared_library>>;
   static auto* mutex = new std::mutex;
   std::lock_guard<std::mutex> lock(*mutex);
   keep->push_back(library);
@@ -47,21 +50,24 @@ bool PluginLoader::load_file(const fs::path& path) {
 
   auto library = std::make_shared<boost::dll::shared_library>();
   try {
-    library->load(boost::dll::fs::path(path.string()),
-                  boost::dll::load_mode::rtld_now | boost::dll::load_mode::rtld_local);
+    library->load(
+        boost::dll::fs::path(path.string()),
+        boost::dll::load_mode::rtld_now | boost::dll::load_mode::rtld_local);
   } catch (const std::exception& e) {
-    return fail(LoadErrorKind::not_loadable,
-                fmt::format("cannot load {}: {}. Is it a mold plugin built for this "
-                            "platform, with its dependencies on the library path?",
-                            path.string(), e.what()));
+    return fail(
+        LoadErrorKind::not_loadable,
+        fmt::format("cannot load {}: {}. Is it a mold plugin built for this "
+                    "platform, with its dependencies on the library path?",
+                    path.string(), e.what()));
   }
   keep_loaded_forever(library);
 
   if (!library->has(MOLD_PLUGIN_ENTRY_SYMBOL))
-    return fail(LoadErrorKind::missing_entry_symbol,
-                fmt::format("{} has no '{}' symbol: it is not a mold plugin (a plugin "
-                            "defines it with MOLD_PLUGIN(name, version, register_all))",
-                            path.string(), MOLD_PLUGIN_ENTRY_SYMBOL));
+    return fail(
+        LoadErrorKind::missing_entry_symbol,
+        fmt::format("{} has no '{}' symbol: it is not a mold plugin (a plugin "
+                    "defines it with MOLD_PLUGIN(name, version, register_all))",
+                    path.string(), MOLD_PLUGIN_ENTRY_SYMBOL));
 
   using EntryPoint = const mold_plugin_info*();
   const mold_plugin_info* info = nullptr;
@@ -69,63 +75,75 @@ bool PluginLoader::load_file(const fs::path& path) {
     info = library->get<EntryPoint>(MOLD_PLUGIN_ENTRY_SYMBOL)();
   } catch (const std::exception& e) {
     return fail(LoadErrorKind::null_info,
-                fmt::format("{}: {}() threw: {}", path.string(), MOLD_PLUGIN_ENTRY_SYMBOL,
-                            e.what()));
+                fmt::format("{}: {}() threw: {}", path.string(),
+                            MOLD_PLUGIN_ENTRY_SYMBOL, e.what()));
   }
   if (info == nullptr)
-    return fail(LoadErrorKind::null_info,
-                fmt::format("{}: {}() returned null: the plugin gave no descriptor",
-                            path.string(), MOLD_PLUGIN_ENTRY_SYMBOL));
+    return fail(
+        LoadErrorKind::null_info,
+        fmt::format("{}: {}() returned null: the plugin gave no descriptor",
+                    path.string(), MOLD_PLUGIN_ENTRY_SYMBOL));
 
-  // api_version first: until it matches, no other field's layout can be trusted.
+  // api_version first: until it matches, no other field's layout can be
+  // trusted.
   if (info->api_version != MOLD_PLUGIN_API_VERSION)
-    return fail(LoadErrorKind::api_version_mismatch,
-                fmt::format("{}: plugin API version mismatch: got {}, supported {}. "
-                            "Rebuild the plugin against this mold SDK (" MOLD_VERSION ")",
-                            path.string(), info->api_version, MOLD_PLUGIN_API_VERSION));
+    return fail(
+        LoadErrorKind::api_version_mismatch,
+        fmt::format("{}: plugin API version mismatch: got {}, supported {}. "
+                    "Rebuild the plugin against this mold SDK (" MOLD_VERSION
+                    ")",
+                    path.string(), info->api_version, MOLD_PLUGIN_API_VERSION));
   if (info->struct_size < kInfoSizeV1)
-    return fail(LoadErrorKind::struct_too_small,
-                fmt::format("{}: plugin descriptor is {} bytes, API version {} needs at "
-                            "least {}: the plugin was built with a damaged SDK header",
-                            path.string(), info->struct_size, MOLD_PLUGIN_API_VERSION,
-                            kInfoSizeV1));
+    return fail(
+        LoadErrorKind::struct_too_small,
+        fmt::format(
+            "{}: plugin descriptor is {} bytes, API version {} needs at "
+            "least {}: the plugin was built with a damaged SDK header",
+            path.string(), info->struct_size, MOLD_PLUGIN_API_VERSION,
+            kInfoSizeV1));
 
   const std::string name = info->name ? info->name : "";
   const std::string version = info->version ? info->version : "";
   const std::string build_id = info->build_id ? info->build_id : "";
   if (name.empty())
-    return fail(LoadErrorKind::null_info,
-                fmt::format("{}: the plugin descriptor has no name", path.string()));
+    return fail(
+        LoadErrorKind::null_info,
+        fmt::format("{}: the plugin descriptor has no name", path.string()));
   if (build_id != core_build_id())
-    return fail(LoadErrorKind::build_id_mismatch,
-                fmt::format("{}: plugin '{}' was built as \"{}\" but this mold is \"{}\": "
-                            "C++ objects cannot cross between them. Rebuild the plugin "
-                            "against this mold SDK",
-                            path.string(), name, build_id, core_build_id()));
+    return fail(
+        LoadErrorKind::build_id_mismatch,
+        fmt::format(
+            "{}: plugin '{}' was built as \"{}\" but this mold is \"{}\": "
+            "C++ objects cannot cross between them. Rebuild the plugin "
+            "against this mold SDK",
+            path.string(), name, build_id, core_build_id()));
   if (info->register_all == nullptr)
     return fail(LoadErrorKind::null_register_all,
-                fmt::format("{}: plugin '{}' has no register_all function", path.string(),
-                            name));
+                fmt::format("{}: plugin '{}' has no register_all function",
+                            path.string(), name));
 
   Registrar registrar(name, path, user_data_dir_);
   try {
     info->register_all(registrar);
   } catch (const std::exception& e) {
     return fail(LoadErrorKind::register_threw,
-                fmt::format("{}: plugin '{}' failed to register: {}", path.string(), name,
-                            e.what()));
+                fmt::format("{}: plugin '{}' failed to register: {}",
+                            path.string(), name, e.what()));
   } catch (...) {
-    return fail(LoadErrorKind::register_threw,
-                fmt::format("{}: plugin '{}' failed to register: it threw a non-standard "
-                            "exception",
-                            path.string(), name));
+    return fail(
+        LoadErrorKind::register_threw,
+        fmt::format(
+            "{}: plugin '{}' failed to register: it threw a non-standard "
+            "exception",
+            path.string(), name));
   }
 
   try {
     registry_.commit(std::move(registrar), library,
                      PluginRecord{name, version, build_id, path, {}});
   } catch (const DuplicateRegistration& e) {
-    return fail(LoadErrorKind::duplicate, fmt::format("{}: {}", path.string(), e.what()));
+    return fail(LoadErrorKind::duplicate,
+                fmt::format("{}: {}", path.string(), e.what()));
   }
   return true;
 }

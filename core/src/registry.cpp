@@ -7,9 +7,9 @@
 
 #include "core_classifiers.hpp"
 #include "mold/build_config.hpp"
-#include "mold/plugin.hpp"
 #include "mold/cpu_backend.hpp"
 #include "mold/error.hpp"
+#include "mold/plugin.hpp"
 
 namespace mold {
 
@@ -24,18 +24,25 @@ std::string join(const std::vector<std::string>& items) {
 }  // namespace
 
 Registry::Registry() {
-  backends_.emplace("cpu", BackendEntry{nullptr, kCorePlugin,
-                                        [] { return std::shared_ptr<Backend>(
-                                                 CpuBackend::instance()); }});
+  backends_.emplace("cpu", BackendEntry{nullptr, kCorePlugin, [] {
+                                          return std::shared_ptr<Backend>(
+                                              CpuBackend::instance());
+                                        }});
   fallback_classifiers_.push_back({"cpu", kCorePlugin, classify_cpu_oom});
-  fallback_classifiers_.push_back({"generic", kCorePlugin, classify_generic_oom});
-  plugins_.push_back(PluginRecord{kCorePlugin, MOLD_VERSION, core_build_id(), {},
-                                  {"backend cpu", "classifier cpu", "classifier generic"}});
+  fallback_classifiers_.push_back(
+      {"generic", kCorePlugin, classify_generic_oom});
+  plugins_.push_back(
+      PluginRecord{kCorePlugin,
+                   MOLD_VERSION,
+                   core_build_id(),
+                   {},
+                   {"backend cpu", "classifier cpu", "classifier generic"}});
 }
 
 void Registry::commit(Registrar&& registrar, std::shared_ptr<void> library,
                       PluginRecord record) {
-  // Check every key first, so that a collision registers nothing of this plugin.
+  // Check every key first, so that a collision registers nothing of this
+  // plugin.
   auto owner_of_plugin = [&](const std::string& name) -> const PluginRecord* {
     for (const auto& p : plugins_)
       if (p.name == name) return &p;
@@ -43,20 +50,23 @@ void Registry::commit(Registrar&& registrar, std::shared_ptr<void> library,
   };
   if (const auto* other = owner_of_plugin(record.name))
     throw DuplicateRegistration(fmt::format(
-        "a plugin named '{}' is already loaded from {}: remove one of the two copies from "
+        "a plugin named '{}' is already loaded from {}: remove one of the two "
+        "copies from "
         "the plugin search path",
         record.name, other->path.empty() ? "the core" : other->path.string()));
   auto taken = [&](const std::string& what, const std::string& key,
                    const std::string& owner) {
-    return DuplicateRegistration(fmt::format(
-        "{} '{}' is registered by both '{}' and '{}': uninstall or rename one of them",
-        what, key, owner, record.name));
+    return DuplicateRegistration(
+        fmt::format("{} '{}' is registered by both '{}' and '{}': uninstall or "
+                    "rename one of them",
+                    what, key, owner, record.name));
   };
   std::set<std::string> seen;
-  auto check_unique_within = [&](const std::string& what, const std::string& key) {
+  auto check_unique_within = [&](const std::string& what,
+                                 const std::string& key) {
     if (!seen.insert(what + " " + key).second)
-      throw DuplicateRegistration(fmt::format("plugin '{}' registers {} '{}' twice",
-                                              record.name, what, key));
+      throw DuplicateRegistration(fmt::format(
+          "plugin '{}' registers {} '{}' twice", record.name, what, key));
   };
   for (const auto& b : registrar.backends_) {
     check_unique_within("backend", b.name);
@@ -72,7 +82,8 @@ void Registry::commit(Registrar&& registrar, std::shared_ptr<void> library,
     check_unique_within("classifier", c.name);
     for (const auto* list : {&classifiers_, &fallback_classifiers_})
       for (const auto& existing : *list)
-        if (existing.name == c.name) throw taken("classifier", c.name, existing.plugin);
+        if (existing.name == c.name)
+          throw taken("classifier", c.name, existing.plugin);
   }
   for (const auto& f : registrar.families_) {
     check_unique_within("family", f.name);
@@ -83,12 +94,13 @@ void Registry::commit(Registrar&& registrar, std::shared_ptr<void> library,
   record.registered.clear();
   for (auto& b : registrar.backends_) {
     record.registered.push_back("backend " + b.name);
-    backends_.emplace(b.name, BackendEntry{library, record.name, std::move(b.factory)});
+    backends_.emplace(b.name,
+                      BackendEntry{library, record.name, std::move(b.factory)});
   }
   for (auto& e : registrar.estimators_) {
     record.registered.push_back("estimator " + e.key.to_string());
-    estimators_.emplace(e.key,
-                        EstimatorEntry{library, record.name, std::move(e.estimator)});
+    estimators_.emplace(
+        e.key, EstimatorEntry{library, record.name, std::move(e.estimator)});
   }
   for (auto& c : registrar.classifiers_) {
     record.registered.push_back("classifier " + c.name);
@@ -103,7 +115,9 @@ void Registry::commit(Registrar&& registrar, std::shared_ptr<void> library,
   plugins_.push_back(std::move(record));
 }
 
-void Registry::add_load_error(LoadError error) { load_errors_.push_back(std::move(error)); }
+void Registry::add_load_error(LoadError error) {
+  load_errors_.push_back(std::move(error));
+}
 
 std::vector<std::string> Registry::backend_names() const {
   std::vector<std::string> names;
@@ -111,12 +125,14 @@ std::vector<std::string> Registry::backend_names() const {
   return names;
 }
 
-std::shared_ptr<Backend> Registry::create_backend(const std::string& name) const {
+std::shared_ptr<Backend> Registry::create_backend(
+    const std::string& name) const {
   auto it = backends_.find(name);
   if (it == backends_.end())
-    throw NotFound(fmt::format("no backend '{}' is registered; registered: {}. Is its "
-                               "plugin in the plugin search path (molddiag plugins)?",
-                               name, join(backend_names())));
+    throw NotFound(
+        fmt::format("no backend '{}' is registered; registered: {}. Is its "
+                    "plugin in the plugin search path (molddiag plugins)?",
+                    name, join(backend_names())));
   return it->second.factory();
 }
 
@@ -144,7 +160,8 @@ const Estimator* Registry::find_estimator(const Workload& workload,
 
 Estimate Registry::estimate(const Workload& workload) const {
   workload.validate();
-  if (const Estimator* estimator = find_estimator(workload)) return (*estimator)(workload);
+  if (const Estimator* estimator = find_estimator(workload))
+    return (*estimator)(workload);
   std::vector<std::string> for_family;
   for (const auto& [key, entry] : estimators_)
     if (key.family == workload.family) for_family.push_back(key.to_string());
@@ -154,9 +171,9 @@ Estimate Registry::estimate(const Workload& workload) const {
     throw NotFound(fmt::format("no family '{}' is registered; registered: {}",
                                workload.family, join(names)));
   }
-  throw NotFound(fmt::format("no estimator for {}/{}/{}; registered for '{}': {}",
-                             workload.family, workload.op, workload.backend,
-                             workload.family, join(for_family)));
+  throw NotFound(fmt::format(
+      "no estimator for {}/{}/{}; registered for '{}': {}", workload.family,
+      workload.op, workload.backend, workload.family, join(for_family)));
 }
 
 const ModelFamily* Registry::family(const std::string& name) const {
@@ -173,7 +190,14 @@ std::vector<const ModelFamily*> Registry::families() const {
 std::optional<OomReport> Registry::classify(const ErrorContext& error) const {
   for (const auto* list : {&classifiers_, &fallback_classifiers_}) {
     for (const auto& entry : *list) {
-      if (auto report = entry.classify(error)) {
+      std::optional<OomReport> report;
+      try {
+        report = entry.classify(error);
+      } catch (...) {
+        continue;  // a broken classifier must not hide the error being
+                   // classified
+      }
+      if (report) {
         if (report->classifier.empty()) report->classifier = entry.name;
         return report;
       }

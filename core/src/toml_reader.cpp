@@ -9,7 +9,9 @@ namespace mold::toml_reader {
 toml::table parse(const std::filesystem::path& path) {
   std::ifstream in(path);
   if (!in)
-    throw ConfigError(path, 0, "", "cannot be read: check that the file exists and is readable");
+    throw ConfigError(
+        path, 0, "",
+        "cannot be read: check that the file exists and is readable");
   try {
     return toml::parse(in, path.string());
   } catch (const toml::parse_error& e) {
@@ -24,8 +26,8 @@ std::string key_path(const std::string& prefix, std::string_view key) {
   return prefix.empty() ? std::string(key) : prefix + "." + std::string(key);
 }
 
-void require_known_keys(const std::filesystem::path& file, const toml::table& table,
-                        const std::string& prefix,
+void require_known_keys(const std::filesystem::path& file,
+                        const toml::table& table, const std::string& prefix,
                         std::initializer_list<std::string_view> allowed) {
   for (const auto& [key, node] : table) {
     bool known = false;

@@ -1,12 +1,13 @@
 #pragma once
-// Strict reading of TOML files into typed values, each failure a ConfigError naming the
-// file, line and dotted key. Private to the core.
+// Strict reading of TOML files into typed values, each failure a ConfigError
+// naming the file, line and dotted key. Private to the core.
+
+#include <toml++/toml.h>
 
 #include <filesystem>
 #include <initializer_list>
 #include <string>
 #include <string_view>
-#include <toml++/toml.h>
 
 #include "mold/error.hpp"
 
@@ -16,8 +17,8 @@ namespace mold::toml_reader {
 toml::table parse(const std::filesystem::path& path);
 
 /// Throws ConfigError for the first key of `table` not in `allowed`.
-void require_known_keys(const std::filesystem::path& file, const toml::table& table,
-                        const std::string& prefix,
+void require_known_keys(const std::filesystem::path& file,
+                        const toml::table& table, const std::string& prefix,
                         std::initializer_list<std::string_view> allowed);
 
 std::size_t line_of(const toml::node& node);

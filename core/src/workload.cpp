@@ -30,13 +30,15 @@ Bytes dtype_size(std::string_view dtype) {
   for (const auto& [name, size] : kDtypes)
     if (name == dtype) return size;
   std::string known;
-  for (const auto& [name, size] : kDtypes) known += (known.empty() ? "" : ", ") + std::string(name);
-  throw ParseError(fmt::format("unknown dtype '{}': use one of {}", dtype, known));
+  for (const auto& [name, size] : kDtypes)
+    known += (known.empty() ? "" : ", ") + std::string(name);
+  throw ParseError(
+      fmt::format("unknown dtype '{}': use one of {}", dtype, known));
 }
 
 std::string Workload::describe() const {
-  std::string text = fmt::format("{} {} on {}, {}x{} {}, batch {}", family, op, backend,
-                                 height, width, dtype, batch);
+  std::string text = fmt::format("{} {} on {}, {}x{} {}, batch {}", family, op,
+                                 backend, height, width, dtype, batch);
   if (frames != 1) text += fmt::format(", {} frames", frames);
   if (tile > 0) text += fmt::format(", tile {} latent", tile);
   return text;
@@ -45,23 +47,25 @@ std::string Workload::describe() const {
 void Workload::validate() const {
   auto require_name = [](const std::string& value, const char* field) {
     if (value.empty())
-      throw InvalidArgument(fmt::format("workload {} is empty: name one", field));
+      throw InvalidArgument(
+          fmt::format("workload {} is empty: name one", field));
   };
   require_name(family, "family");
   require_name(op, "op");
   require_name(backend, "backend");
   auto require_positive = [](int value, const char* field) {
     if (value <= 0)
-      throw InvalidArgument(
-          fmt::format("workload {} is {}: it must be a positive number", field, value));
+      throw InvalidArgument(fmt::format(
+          "workload {} is {}: it must be a positive number", field, value));
   };
   require_positive(width, "width");
   require_positive(height, "height");
   require_positive(batch, "batch");
   require_positive(frames, "frames");
   if (tile < 0)
-    throw InvalidArgument(
-        fmt::format("workload tile is {}: use 0 (whole image) or a positive latent size", tile));
+    throw InvalidArgument(fmt::format(
+        "workload tile is {}: use 0 (whole image) or a positive latent size",
+        tile));
   dtype_size(dtype);
 }
 

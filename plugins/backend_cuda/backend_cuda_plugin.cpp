@@ -1,5 +1,5 @@
-// backend_cuda: registers the CUDA/HIP OOM classifier and, where built with the CUDA
-// runtime, the `cuda` Backend.
+// backend_cuda: registers the CUDA/HIP OOM classifier and, where built with the
+// CUDA runtime, the `cuda` Backend.
 
 #include <mold/plugin.hpp>
 
@@ -13,7 +13,8 @@ namespace {
 void register_all(mold::Registrar& registrar) {
   registrar.add_classifier("cuda", mold::backend_cuda::classify_cuda_oom);
 #if MOLD_WITH_CUDA_RUNTIME
-  registrar.add_backend("cuda", [] { return mold::backend_cuda::make_cuda_backend(0); });
+  registrar.add_backend(
+      "cuda", [] { return mold::backend_cuda::make_cuda_backend(0); });
 #endif
 }
 

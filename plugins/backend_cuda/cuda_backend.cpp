@@ -2,8 +2,8 @@
 
 #include <c10/core/Device.h>
 #include <cuda_runtime_api.h>
-#include <mold/error.hpp>
 
+#include <mold/error.hpp>
 #include <string>
 
 #if MOLD_TORCH_HAS_CUDA
@@ -16,15 +16,17 @@ namespace {
 
 void check(cudaError_t status, const char* what, int device) {
   if (status == cudaSuccess) return;
-  throw Error(std::string(what) + " failed on CUDA device " + std::to_string(device) + ": " +
-              cudaGetErrorName(status) + " (" + cudaGetErrorString(status) + ")");
+  throw Error(std::string(what) + " failed on CUDA device " +
+              std::to_string(device) + ": " + cudaGetErrorName(status) + " (" +
+              cudaGetErrorString(status) + ")");
 }
 
 class CudaBackend final : public Backend {
  public:
   explicit CudaBackend(int index) : index_(index) {
     cudaDeviceProp props{};
-    check(cudaGetDeviceProperties(&props, index_), "cudaGetDeviceProperties", index_);
+    check(cudaGetDeviceProperties(&props, index_), "cudaGetDeviceProperties",
+          index_);
     device_name_ = props.name;
   }
 
@@ -39,14 +41,15 @@ class CudaBackend final : public Backend {
     s.total = total;
     s.free = free;
 #if MOLD_TORCH_HAS_CUDA
-    const auto stats =
-        c10::cuda::CUDACachingAllocator::getDeviceStats(static_cast<c10::DeviceIndex>(index_));
+    const auto stats = c10::cuda::CUDACachingAllocator::getDeviceStats(
+        static_cast<c10::DeviceIndex>(index_));
     s.allocated = stats.allocated_bytes[0].current;
     s.reserved = stats.reserved_bytes[0].current;
     s.peak_allocated = stats.allocated_bytes[0].peak;
     s.peak_reserved = stats.reserved_bytes[0].peak;
 #else
-    // Without libtorch's allocator, all the device knows is what is in use, by anyone.
+    // Without libtorch's allocator, all the device knows is what is in use, by
+    // anyone.
     s.allocated = total - free;
     s.reserved = s.allocated;
     s.peak_allocated = s.allocated;
@@ -58,7 +61,8 @@ class CudaBackend final : public Backend {
 
   void reset_peak() override {
 #if MOLD_TORCH_HAS_CUDA
-    c10::cuda::CUDACachingAllocator::resetPeakStats(static_cast<c10::DeviceIndex>(index_));
+    c10::cuda::CUDACachingAllocator::resetPeakStats(
+        static_cast<c10::DeviceIndex>(index_));
 #endif
   }
 
@@ -70,12 +74,14 @@ class CudaBackend final : public Backend {
 
   void synchronize_and_check() override {
     check(cudaSetDevice(index_), "cudaSetDevice", index_);
-    check(cudaDeviceSynchronize(), "cudaDeviceSynchronize (a queued kernel failed)", index_);
+    check(cudaDeviceSynchronize(),
+          "cudaDeviceSynchronize (a queued kernel failed)", index_);
     check(cudaGetLastError(), "a CUDA launch", index_);
   }
 
   c10::Device torch_device() const override {
-    return c10::Device(c10::DeviceType::CUDA, static_cast<c10::DeviceIndex>(index_));
+    return c10::Device(c10::DeviceType::CUDA,
+                       static_cast<c10::DeviceIndex>(index_));
   }
 
  private:
@@ -89,12 +95,14 @@ std::shared_ptr<Backend> make_cuda_backend(int index) {
   int count = 0;
   const cudaError_t status = cudaGetDeviceCount(&count);
   if (status != cudaSuccess || count == 0)
-    throw Error(std::string("no CUDA device is usable: cudaGetDeviceCount says ") +
-                (status == cudaSuccess ? "0 devices" : cudaGetErrorString(status)) +
-                ". Check the driver with nvidia-smi, or use --backend cpu");
+    throw Error(
+        std::string("no CUDA device is usable: cudaGetDeviceCount says ") +
+        (status == cudaSuccess ? "0 devices" : cudaGetErrorString(status)) +
+        ". Check the driver with nvidia-smi, or use --backend cpu");
   if (index < 0 || index >= count)
-    throw InvalidArgument("CUDA device " + std::to_string(index) + " does not exist: " +
-                          std::to_string(count) + " device(s) present");
+    throw InvalidArgument("CUDA device " + std::to_string(index) +
+                          " does not exist: " + std::to_string(count) +
+                          " device(s) present");
   return std::make_shared<CudaBackend>(index);
 }
 

@@ -1,7 +1,6 @@
 #include "metal_oom_classifier.hpp"
 
 #include <mold/oom_text.hpp>
-
 #include <string_view>
 
 namespace mold::backend_metal {
@@ -15,11 +14,12 @@ bool contains(std::string_view text, std::string_view needle) {
 std::optional<OomReport> classify_metal_oom(const ErrorContext& error) {
   const std::string_view text = error.message;
   const bool mps = contains(text, "MPS backend out of memory");
-  const bool metal = contains(text, "kIOGPUCommandBufferCallbackErrorOutOfMemory") ||
-                     contains(text, "MTLCommandBufferErrorOutOfMemory") ||
-                     contains(text, "Failed to create metal resource") ||
-                     (contains(text, "Insufficient Memory") &&
-                      !contains(text, "kIOGPUCommandBufferCallbackErrorTimeout"));
+  const bool metal =
+      contains(text, "kIOGPUCommandBufferCallbackErrorOutOfMemory") ||
+      contains(text, "MTLCommandBufferErrorOutOfMemory") ||
+      contains(text, "Failed to create metal resource") ||
+      (contains(text, "Insufficient Memory") &&
+       !contains(text, "kIOGPUCommandBufferCallbackErrorTimeout"));
   if (!mps && !metal) return std::nullopt;
 
   OomReport report;
@@ -29,8 +29,9 @@ std::optional<OomReport> classify_metal_oom(const ErrorContext& error) {
   report.message = strip_backtrace(text);
   report.requested = bytes_after(text, "Tried to allocate ");
   if (mps) {
-    // "MPS backend out of memory (MPS allocated: 17.63 GB, other allocations: 1.38 GB,
-    // max allowed: 18.13 GB). Tried to allocate 256.00 MB on private pool."
+    // "MPS backend out of memory (MPS allocated: 17.63 GB, other
+    // allocations: 1.38 GB, max allowed: 18.13 GB). Tried to allocate 256.00 MB
+    // on private pool."
     report.allocated = bytes_after(text, "MPS allocated: ");
     report.capacity = bytes_after(text, "max allowed: ");
     const auto other = bytes_after(text, "other allocations: ");

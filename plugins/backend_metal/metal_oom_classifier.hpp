@@ -1,9 +1,8 @@
 #pragma once
-// Recognises out-of-memory texts of Apple GPUs: PyTorch's MPS allocator and Metal command
-// buffer errors.
+// Recognises out-of-memory texts of Apple GPUs: PyTorch's MPS allocator and
+// Metal command buffer errors.
 
 #include <mold/oom.hpp>
-
 #include <optional>
 
 namespace mold::backend_metal {

@@ -1,11 +1,10 @@
-// The qwen_image family plugin: Qwen-Image and Qwen-Image-Edit-2511, their component
-// sizes (qwen_image.models.toml) and VAE working-memory estimators
+// The qwen_image family plugin: Qwen-Image and Qwen-Image-Edit-2511, their
+// component sizes (qwen_image.models.toml) and VAE working-memory estimators
 // (qwen_image.calibration.toml).
 
 #include <mold/model_catalog.hpp>
 #include <mold/plugin.hpp>
 #include <mold/workload.hpp>
-
 #include <string>
 #include <vector>
 
@@ -21,13 +20,18 @@ std::vector<std::string> qwen_image_hints(const mold::ModelFamily& family,
   if (!smaller.empty())
     hints.push_back("use a smaller variant: " + smaller.front() +
                     (smaller.size() > 1 ? " (or " + smaller.back() + ")" : ""));
-  if (workload.op == mold::ops::kVaeDecode || workload.op == mold::ops::kVaeEncode)
+  if (workload.op == mold::ops::kVaeDecode ||
+      workload.op == mold::ops::kVaeEncode)
     hints.push_back(
-        "the Qwen-Image VAE needs about 2900 (decode) / 1600 (encode) bytes per pixel per "
-        "element byte on CUDA and about twice that on ROCm: tile the VAE or lower the "
+        "the Qwen-Image VAE needs about 2900 (decode) / 1600 (encode) bytes "
+        "per pixel per "
+        "element byte on CUDA and about twice that on ROCm: tile the VAE or "
+        "lower the "
         "resolution");
   if (workload.model.rfind("qwen-image-edit", 0) == 0)
-    hints.push_back("for edits, resize the source image: its resolution is used by default");
+    hints.push_back(
+        "for edits, resize the source image: its resolution is used by "
+        "default");
   return hints;
 }
 

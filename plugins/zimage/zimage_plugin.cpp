@@ -1,10 +1,10 @@
-// The zimage family plugin: Z-Image-Turbo, its component sizes (zimage.models.toml) and
-// VAE working-memory estimators (zimage.calibration.toml).
+// The zimage family plugin: Z-Image-Turbo, its component sizes
+// (zimage.models.toml) and VAE working-memory estimators
+// (zimage.calibration.toml).
 
 #include <mold/model_catalog.hpp>
 #include <mold/plugin.hpp>
 #include <mold/workload.hpp>
-
 #include <string>
 #include <vector>
 
@@ -21,11 +21,14 @@ std::vector<std::string> zimage_hints(const mold::ModelFamily& family,
     hints.push_back("use a smaller variant: " + smaller.front() +
                     (smaller.size() > 1 ? " (or " + smaller.back() + ")" : ""));
   if (workload.op == mold::ops::kDenoise)
-    hints.push_back("Z-Image-Turbo needs only 8 steps: more steps cost time, not memory; "
-                    "lower the resolution or the batch instead");
-  if (workload.op == mold::ops::kVaeDecode || workload.op == mold::ops::kVaeEncode)
-    hints.push_back("tile the VAE or lower the resolution: the FLUX VAE needs about 2200 "
-                    "bytes per pixel per element byte to decode");
+    hints.push_back(
+        "Z-Image-Turbo needs only 8 steps: more steps cost time, not memory; "
+        "lower the resolution or the batch instead");
+  if (workload.op == mold::ops::kVaeDecode ||
+      workload.op == mold::ops::kVaeEncode)
+    hints.push_back(
+        "tile the VAE or lower the resolution: the FLUX VAE needs about 2200 "
+        "bytes per pixel per element byte to decode");
   return hints;
 }
 

@@ -1,24 +1,27 @@
 #include "diag_context.hpp"
 
 #include <fmt/format.h>
+
+#include <iostream>
 #include <mold/bytes.hpp>
 #include <mold/cpu_backend.hpp>
 #include <mold/plugin_loader.hpp>
-
-#include <iostream>
 
 namespace po = boost::program_options;
 
 namespace molddiag {
 
-void add_common_options(po::options_description& options, CommonOptions& common) {
+void add_common_options(po::options_description& options,
+                        CommonOptions& common) {
   options.add_options()(
       "plugin-dir", po::value(&common.plugin_dirs)->composing(),
       "directory of plugins to load before the others (repeatable)")(
       "config", po::value(&common.config_path),
-      "configuration file (default: $MOLD_CONFIG, then $XDG_CONFIG_HOME/mold/config.toml)")(
+      "configuration file (default: $MOLD_CONFIG, then "
+      "$XDG_CONFIG_HOME/mold/config.toml)")(
       "cpu-memory-limit", po::value(&common.cpu_memory_limit),
-      "cap on the cpu backend's tensor memory, e.g. \"8 GiB\" (overrides the config)");
+      "cap on the cpu backend's tensor memory, e.g. \"8 GiB\" (overrides the "
+      "config)");
 }
 
 DiagContext make_context(const CommonOptions& common) {
@@ -31,9 +34,10 @@ DiagContext make_context(const CommonOptions& common) {
   if (!common.cpu_memory_limit.empty()) {
     limit = mold::try_parse_bytes(common.cpu_memory_limit);
     if (!limit)
-      throw UsageError(fmt::format("--cpu-memory-limit '{}' is not a byte count: write e.g. "
-                                   "\"8 GiB\" or \"512 MiB\"",
-                                   common.cpu_memory_limit));
+      throw UsageError(
+          fmt::format("--cpu-memory-limit '{}' is not a byte count: write e.g. "
+                      "\"8 GiB\" or \"512 MiB\"",
+                      common.cpu_memory_limit));
   }
   mold::CpuBackend::instance()->set_memory_limit(limit);
 
@@ -65,9 +69,10 @@ po::variables_map parse(const std::vector<std::string>& args,
 void warn_load_errors(const mold::Registry& registry) {
   const auto& errors = registry.load_errors();
   if (errors.empty()) return;
-  std::cerr << fmt::format("warning: {} plugin load error(s); first: {}. Run 'molddiag plugins' "
-                           "for all.\n",
-                           errors.size(), errors.front().message);
+  std::cerr << fmt::format(
+      "warning: {} plugin load error(s); first: {}. Run 'molddiag plugins' "
+      "for all.\n",
+      errors.size(), errors.front().message);
 }
 
 }  // namespace molddiag

@@ -1,13 +1,12 @@
 #pragma once
-// What every molddiag command shares: the common options, the configuration, the loaded
-// plugins, and the exit codes.
-
-#include <mold/config.hpp>
-#include <mold/registry.hpp>
+// What every molddiag command shares: the common options, the configuration,
+// the loaded plugins, and the exit codes.
 
 #include <boost/program_options.hpp>
 #include <filesystem>
 #include <memory>
+#include <mold/config.hpp>
+#include <mold/registry.hpp>
 #include <string>
 #include <vector>
 
@@ -16,12 +15,15 @@ namespace molddiag {
 /// Exit codes, documented in docs/molddiag.md.
 enum ExitCode : int {
   kOk = 0,
-  kFailure = 1,       ///< the command could not do what was asked (message on stderr)
-  kUsage = 2,         ///< bad flags or values
-  kPluginErrors = 3,  ///< `plugins --strict`: at least one plugin failed to load
+  kFailure =
+      1,       ///< the command could not do what was asked (message on stderr)
+  kUsage = 2,  ///< bad flags or values
+  kPluginErrors =
+      3,  ///< `plugins --strict`: at least one plugin failed to load
 };
 
-/// A usage error: bad flags or flag values. main() prints it with the command's help hint.
+/// A usage error: bad flags or flag values. main() prints it with the command's
+/// help hint.
 class UsageError : public std::runtime_error {
  public:
   using std::runtime_error::runtime_error;
@@ -49,14 +51,16 @@ struct DiagContext {
 /// Throws mold::Error (config) or UsageError (bad --cpu-memory-limit).
 DiagContext make_context(const CommonOptions& common);
 
-/// Parses `args` against `options` (with `positional` names, may be empty). Throws
-/// UsageError with program_options' message.
+/// Parses `args` against `options` (with `positional` names, may be empty).
+/// Throws UsageError with program_options' message.
 boost::program_options::variables_map parse(
     const std::vector<std::string>& args,
     const boost::program_options::options_description& options,
-    const boost::program_options::positional_options_description* positional = nullptr);
+    const boost::program_options::positional_options_description* positional =
+        nullptr);
 
-/// One line on stderr when plugins failed to load (commands other than `plugins`).
+/// One line on stderr when plugins failed to load (commands other than
+/// `plugins`).
 void warn_load_errors(const mold::Registry& registry);
 
 int plugins_command(const std::vector<std::string>& args);

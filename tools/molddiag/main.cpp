@@ -1,12 +1,12 @@
 // molddiag: diagnostics of mold's plugins, estimates and memory.
 
 #include <fmt/format.h>
-#include <mold/build_config.hpp>
-#include <mold/error.hpp>
-#include <mold/plugin.hpp>
 
 #include <exception>
 #include <iostream>
+#include <mold/build_config.hpp>
+#include <mold/error.hpp>
+#include <mold/plugin.hpp>
 #include <string>
 #include <vector>
 
@@ -28,12 +28,14 @@ Options of every command: --plugin-dir DIR, --config FILE, --cpu-memory-limit BY
 
 int main(int argc, char** argv) {
   std::vector<std::string> args(argv + 1, argv + argc);
-  if (args.empty() || args[0] == "--help" || args[0] == "-h" || args[0] == "help") {
+  if (args.empty() || args[0] == "--help" || args[0] == "-h" ||
+      args[0] == "help") {
     std::cout << kUsage;
     return args.empty() ? molddiag::kUsage : molddiag::kOk;
   }
   if (args[0] == "--version") {
-    std::cout << "molddiag " << MOLD_VERSION << " (" << mold::core_build_id() << ")\n";
+    std::cout << "molddiag " << MOLD_VERSION << " (" << mold::core_build_id()
+              << ")\n";
     return molddiag::kOk;
   }
   const std::string command = args[0];
@@ -41,11 +43,13 @@ int main(int argc, char** argv) {
   try {
     if (command == "plugins") return molddiag::plugins_command(args);
     if (command == "estimate") return molddiag::estimate_command(args);
-    std::cerr << fmt::format("molddiag: unknown command '{}'\n\n{}", command, kUsage);
+    std::cerr << fmt::format("molddiag: unknown command '{}'\n\n{}", command,
+                             kUsage);
     return molddiag::kUsage;
   } catch (const molddiag::UsageError& e) {
-    std::cerr << fmt::format("molddiag {}: {}\nRun 'molddiag {} --help' for its options.\n",
-                             command, e.what(), command);
+    std::cerr << fmt::format(
+        "molddiag {}: {}\nRun 'molddiag {} --help' for its options.\n", command,
+        e.what(), command);
     return molddiag::kUsage;
   } catch (const mold::InvalidArgument& e) {
     std::cerr << fmt::format("molddiag {}: {}\n", command, e.what());

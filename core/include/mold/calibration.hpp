@@ -1,22 +1,25 @@
 #pragma once
-/// Estimator constants in TOML files shipped beside a plugin and overridable by the user.
+/// Estimator constants in TOML files shipped beside a plugin and overridable by
+/// the user.
 ///
 /// A calibration file has one table per (op, backend):
 ///
 ///     [vae_decode.cuda]
-///     bytes_per_pixel = 2900      # working bytes per output pixel per element byte
-///     calibrated = true
-///     source = "seed 004: RTX 4090 fp16 grid, max implied 2723.6, +6.5% headroom"
-///     # optional, for backends whose constant varies with size (measured k per area):
-///     points = [[262144, 5132], [589824, 4596]]   # [pixels, measured bytes_per_pixel]
-///     headroom = 1.15
+///     bytes_per_pixel = 2900      # working bytes per output pixel per element
+///     byte calibrated = true source = "seed 004: RTX 4090 fp16 grid, max
+///     implied 2723.6, +6.5% headroom" # optional, for backends whose constant
+///     varies with size (measured k per area): points = [[262144, 5132],
+///     [589824, 4596]]   # [pixels, measured bytes_per_pixel] headroom = 1.15
 ///     [meta]
-///     spatial_scale = 8           # pixels per latent unit, for tiled workloads
+///     family = "qwen_image"       # for people; the plugin decides the family
+///     spatial_scale = 8           # pixels per latent unit, for tiled
+///     workloads
 ///
-/// The estimate is bytes_per_pixel x height x width x element size x batch x frames (for
-/// a tile: the tile's pixels). With `points`, bytes_per_pixel at an area is the larger of
-/// the two measured neighbours times `headroom` (a conservative upper envelope), and above
-/// the largest measured area the larger of that and the flat constant.
+/// The estimate is bytes_per_pixel x height x width x element size x batch x
+/// frames (for a tile: the tile's pixels). With `points`, bytes_per_pixel at an
+/// area is the larger of the two measured neighbours times `headroom` (a
+/// conservative upper envelope); outside the measured range, the larger of the
+/// nearest point times `headroom` and the flat constant.
 
 #include <filesystem>
 #include <map>
@@ -36,7 +39,8 @@ struct PixelLinearModel {
   std::string op;
   std::string backend;
   double bytes_per_pixel = 0;
-  std::vector<std::pair<double, double>> points;  ///< (pixels, measured k), by pixels
+  std::vector<std::pair<double, double>>
+      points;  ///< (pixels, measured k), by pixels
   double headroom = 1.0;
   bool calibrated = false;
   std::string source;
@@ -50,8 +54,9 @@ struct PixelLinearModel {
 
 class CalibrationFile {
  public:
-  /// Reads `shipped`, then overlays `user_override` (when it exists) table by table.
-  /// Throws ConfigError naming the file, line and key.
+  /// Reads `shipped`, then `user_override` (when it exists): each key the user
+  /// sets replaces the shipped one; a user table the shipped file lacks adds a
+  /// model. Throws ConfigError naming the file (shipped or user), line and key.
   static CalibrationFile load(const std::filesystem::path& shipped,
                               const std::filesystem::path& user_override = {});
   /// load(registrar.data_file("calibration.toml"),
@@ -59,9 +64,11 @@ class CalibrationFile {
   static CalibrationFile load_for(const Registrar& registrar);
 
   const std::vector<PixelLinearModel>& models() const { return models_; }
-  const PixelLinearModel* find(const std::string& op, const std::string& backend) const;
+  const PixelLinearModel* find(const std::string& op,
+                               const std::string& backend) const;
   /// Registers an estimator for each table under `family`.
-  void register_estimators(Registrar& registrar, const std::string& family) const;
+  void register_estimators(Registrar& registrar,
+                           const std::string& family) const;
 
  private:
   std::vector<PixelLinearModel> models_;

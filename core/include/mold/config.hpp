@@ -2,11 +2,10 @@
 /// The user's configuration: one TOML file.
 ///
 ///     [plugins]
-///     dirs = ["/opt/mold-plugins"]       # relative paths: from the config file's dir
-///     [backends.cpu]
-///     memory_limit = "8 GiB"
-///     [calibration]
-///     dir = "~/.config/mold/calibration"  # user overrides of plugins' calibration files
+///     dirs = ["/opt/mold-plugins"]       # relative paths: from the config
+///     file's dir [backends.cpu] memory_limit = "8 GiB" [calibration] dir =
+///     "~/.config/mold/calibration"  # user overrides of plugins' calibration
+///     files
 ///
 /// Unknown tables or keys are errors (a typo must not be silently ignored).
 
@@ -30,10 +29,13 @@ class Config {
 
   /// Parses one file. Throws ConfigError naming the file, line and key.
   static Config load_file(const std::filesystem::path& path);
-  /// The first of: `explicit_path` (--config, must exist), $MOLD_CONFIG (must exist),
-  /// `$XDG_CONFIG_HOME/mold/config.toml` or `~/.config/mold/config.toml` (optional).
+  /// The first of: `explicit_path` (--config, must exist), $MOLD_CONFIG (must
+  /// exist),
+  /// `$XDG_CONFIG_HOME/mold/config.toml` or `~/.config/mold/config.toml`
+  /// (optional).
   static Config load(const std::optional<std::filesystem::path>& explicit_path);
-  /// The file load() would read when no path is given, whether or not it exists.
+  /// The file load() would read when no path is given, whether or not it
+  /// exists.
   static std::filesystem::path default_path();
 };
 

@@ -1,5 +1,6 @@
 #pragma once
-/// The built-in `cpu` backend: host memory measured exactly by a tracking allocator.
+/// The built-in `cpu` backend: host memory measured exactly by a tracking
+/// allocator.
 
 #include <cstdint>
 #include <memory>
@@ -9,10 +10,11 @@
 
 namespace mold {
 
-/// The process-wide cpu backend. Creating it installs a tracking allocator as libtorch's
-/// CPU allocator (c10::SetCPUAllocator), so every CPU tensor allocated afterwards is
-/// counted: live bytes and peak (reset per scope with reset_peak()). With a memory limit,
-/// an allocation that would exceed it throws c10::OutOfMemoryError with the text
+/// The process-wide cpu backend. Creating it installs a tracking allocator as
+/// libtorch's CPU allocator (c10::SetCPUAllocator), so every CPU tensor
+/// allocated afterwards is counted: live bytes and peak (reset per scope with
+/// reset_peak()). With a memory limit, an allocation that would exceed it
+/// throws c10::OutOfMemoryError with the text
 ///
 ///     CPU out of memory. Tried to allocate X. Limit L, of which F is free.
 ///
@@ -33,10 +35,12 @@ class CpuBackend final : public Backend {
   /// Caps live tensor bytes; nullopt removes the cap.
   void set_memory_limit(std::optional<Bytes> limit);
   std::optional<Bytes> memory_limit() const;
-  /// Fault injection: the `n`-th allocation from now (1 = the next) fails as an OOM;
-  /// 0 disarms. Returns how many allocations were made since the last arm or reset.
+  /// Fault injection: the `n`-th allocation from now (1 = the next) fails as an
+  /// OOM; 0 disarms. Returns how many allocations were made since the last arm
+  /// or reset.
   void fail_allocation_at(std::uint64_t n);
-  /// Allocations counted since fail_allocation_at() or reset_allocation_count().
+  /// Allocations counted since fail_allocation_at() or
+  /// reset_allocation_count().
   std::uint64_t allocation_count() const;
   void reset_allocation_count();
 

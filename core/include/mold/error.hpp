@@ -1,5 +1,6 @@
 #pragma once
-/// The error types of mold. Every message names the thing, the value and what to do.
+/// The error types of mold. Every message names the thing, the value and what
+/// to do.
 
 #include <cstddef>
 #include <filesystem>
@@ -14,7 +15,8 @@ class Error : public std::runtime_error {
   using std::runtime_error::runtime_error;
 };
 
-/// Text that should have been a value (a byte count, a dtype, a number) was not.
+/// Text that should have been a value (a byte count, a dtype, a number) was
+/// not.
 class ParseError : public Error {
  public:
   using Error::Error;
@@ -28,7 +30,8 @@ class ConfigError : public Error {
   const std::filesystem::path& file() const { return file_; }
   /// 1-based line, 0 when unknown (e.g. the file could not be opened).
   std::size_t line() const { return line_; }
-  /// Dotted key path ("backends.cpu.memory_limit"), empty when the whole file is at fault.
+  /// Dotted key path ("backends.cpu.memory_limit"), empty when the whole file
+  /// is at fault.
   const std::string& key() const { return key_; }
 
  private:
@@ -37,7 +40,8 @@ class ConfigError : public Error {
   std::string key_;
 };
 
-/// Something asked for by name (a backend, an estimator, a family) is not registered.
+/// Something asked for by name (a backend, an estimator, a family) is not
+/// registered.
 class NotFound : public Error {
  public:
   using Error::Error;
@@ -49,8 +53,8 @@ class InvalidArgument : public Error {
   using Error::Error;
 };
 
-/// A plugin registered a key (backend, estimator, classifier, family, plugin name) that
-/// another plugin already holds.
+/// A plugin registered a key (backend, estimator, classifier, family, plugin
+/// name) that another plugin already holds.
 class DuplicateRegistration : public Error {
  public:
   using Error::Error;

@@ -7,18 +7,20 @@
 
 namespace mold {
 
-/// Each check of the plugin ABI has its own kind, in the order the loader makes them.
+/// Each check of the plugin ABI has its own kind, in the order the loader makes
+/// them.
 enum class LoadErrorKind {
-  missing_directory,     ///< a directory in the search path does not exist
-  not_loadable,          ///< dlopen failed: not a library, wrong architecture, missing deps
+  missing_directory,  ///< a directory in the search path does not exist
+  not_loadable,  ///< dlopen failed: not a library, wrong architecture, missing
+                 ///< deps
   missing_entry_symbol,  ///< no mold_get_plugin_info
   null_info,             ///< mold_get_plugin_info() returned null
   api_version_mismatch,  ///< built for another MOLD_PLUGIN_API_VERSION
-  struct_too_small,      ///< struct_size smaller than this API version's descriptor
-  build_id_mismatch,     ///< other C++ ABI or libtorch version than the core
-  null_register_all,     ///< register_all is null
-  register_threw,        ///< register_all threw
-  duplicate,             ///< a plugin name or a registered key is already taken
+  struct_too_small,  ///< struct_size smaller than this API version's descriptor
+  build_id_mismatch,  ///< other C++ ABI or libtorch version than the core
+  null_register_all,  ///< register_all is null
+  register_threw,     ///< register_all threw
+  duplicate,          ///< a plugin name or a registered key is already taken
 };
 
 /// "api_version_mismatch", ...: the names molddiag prints and the JSON carries.

@@ -5,8 +5,9 @@
 
 namespace mold {
 
-/// allocated = bytes in live tensors; reserved = bytes the allocator holds (live tensors
-/// plus its cache); reserved - allocated is what empty_cache() can give back.
+/// allocated = bytes in live tensors; reserved = bytes the allocator holds
+/// (live tensors plus its cache); reserved - allocated is what empty_cache()
+/// can give back.
 struct MemoryStats {
   Bytes total = 0;           ///< device capacity (or the configured limit)
   Bytes free = 0;            ///< what a new allocation can still get
@@ -21,7 +22,8 @@ struct MemoryStats {
   }
 };
 
-/// Resident set size of this process, from /proc/self/statm; 0 where unavailable.
+/// Resident set size of this process, from /proc/self/statm; 0 where
+/// unavailable.
 Bytes read_host_rss();
 
 }  // namespace mold

@@ -11,7 +11,8 @@
 ///       [[models.variants]]
 ///       name = "bf16"
 ///       source = "where the sizes come from"
-///       components = { transformer = 40872114720, text_encoder = "16.58e9 bytes", vae = 253785062 }
+///       components = { transformer = 40872114720, text_encoder = "16.58e9
+///       bytes", vae = 253785062 }
 ///
 /// Component sizes are integers (bytes) or byte strings ("20.3 GiB").
 
@@ -25,8 +26,8 @@
 
 namespace mold {
 
-/// Reads a family (without hints: the plugin adds those). Throws ConfigError naming the
-/// file, line and key.
+/// Reads a family (without hints: the plugin adds those). Throws ConfigError
+/// naming the file, line and key.
 ModelFamily load_model_family(const std::filesystem::path& file);
 
 class Registrar;
@@ -35,11 +36,13 @@ class Registrar;
 using FamilyHints = std::function<std::vector<std::string>(
     const ModelFamily&, const OomReport&, const Workload&)>;
 
-/// The register_all of a data-driven family plugin: reads `<plugin>.models.toml` (which
-/// must describe `family_name`), attaches `hints`, registers the family, then one
-/// estimator per table of `<plugin>.calibration.toml` (with the user's overrides).
-/// Throws ConfigError / InvalidArgument naming the file.
-void register_family_from_data_files(Registrar& registrar, const std::string& family_name,
+/// The register_all of a data-driven family plugin: reads
+/// `<plugin>.models.toml` (which must describe `family_name`), attaches
+/// `hints`, registers the family, then one estimator per table of
+/// `<plugin>.calibration.toml` (with the user's overrides). Throws ConfigError
+/// / InvalidArgument naming the file.
+void register_family_from_data_files(Registrar& registrar,
+                                     const std::string& family_name,
                                      FamilyHints hints);
 
 }  // namespace mold

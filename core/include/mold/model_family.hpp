@@ -1,6 +1,6 @@
 #pragma once
-/// A model family (Qwen-Image, Z-Image, ...): its models, their variants and the byte size
-/// of each component, for planning what fits where.
+/// A model family (Qwen-Image, Z-Image, ...): its models, their variants and
+/// the byte size of each component, for planning what fits where.
 
 #include <optional>
 #include <string>
@@ -44,14 +44,16 @@ struct ModelFamily {
   HintProvider hints;
 
   const ModelInfo* model(const std::string& name) const;
-  /// Finds "qwen-image-edit-2511:q4" or "qwen-image-edit-2511" (default variant);
-  /// nullopt-like nullptr pair when absent.
-  std::pair<const ModelInfo*, const ModelVariant*> find(const std::string& spec) const;
+  /// Finds "qwen-image-edit-2511:q4" or "qwen-image-edit-2511" (default
+  /// variant); nullopt-like nullptr pair when absent.
+  std::pair<const ModelInfo*, const ModelVariant*> find(
+      const std::string& spec) const;
 };
 
-/// "model:variant" specs of the same model whose components take fewer bytes than those of
-/// `model_spec` ("qwen-image-edit-2511:q8" -> {"qwen-image-edit-2511:q4"}), smallest
-/// last; empty when the spec is unknown or already the smallest.
+/// "model:variant" specs of the same model whose components take fewer bytes
+/// than those of `model_spec` ("qwen-image-edit-2511:q8" ->
+/// {"qwen-image-edit-2511:q4"}), smallest last; empty when the spec is unknown
+/// or already the smallest.
 std::vector<std::string> smaller_variants(const ModelFamily& family,
                                           const std::string& model_spec);
 

@@ -14,13 +14,14 @@ namespace mold {
 
 class Registry;
 
-/// Collects what one plugin registers. Nothing reaches the registry until register_all()
-/// returns without throwing and no key collides with one already registered: a plugin is
-/// registered whole or not at all.
+/// Collects what one plugin registers. Nothing reaches the registry until
+/// register_all() returns without throwing and no key collides with one already
+/// registered: a plugin is registered whole or not at all.
 class Registrar {
  public:
-  /// For the loader (and tests): a registrar for the plugin `plugin_name` whose library is
-  /// `library_path`, reading user overrides from `user_data_dir` (may be empty).
+  /// For the loader (and tests): a registrar for the plugin `plugin_name` whose
+  /// library is `library_path`, reading user overrides from `user_data_dir`
+  /// (may be empty).
   Registrar(std::string plugin_name, std::filesystem::path library_path,
             std::filesystem::path user_data_dir = {});
 
@@ -33,11 +34,12 @@ class Registrar {
   const std::string& plugin_name() const { return plugin_name_; }
   /// The plugin library's path.
   const std::filesystem::path& library_path() const { return library_path_; }
-  /// A data file shipped beside the library: `<library dir>/<plugin name>.<suffix>`,
-  /// e.g. data_file("calibration.toml") -> ".../plugins/qwen_image.calibration.toml".
+  /// A data file shipped beside the library: `<library dir>/<plugin
+  /// name>.<suffix>`, e.g. data_file("calibration.toml") ->
+  /// ".../plugins/qwen_image.calibration.toml".
   std::filesystem::path data_file(const std::string& suffix) const;
-  /// The user's override of that file, `<user data dir>/<plugin name>.<suffix>`, when the
-  /// user data dir is set (it may not exist).
+  /// The user's override of that file, `<user data dir>/<plugin
+  /// name>.<suffix>`, when the user data dir is set (it may not exist).
   std::filesystem::path user_data_file(const std::string& suffix) const;
 
  private:

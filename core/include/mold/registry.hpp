@@ -1,6 +1,6 @@
 #pragma once
-/// The read side: everything the core and the plugins registered. Filled while plugins
-/// load, read-only afterwards (reads take no locks).
+/// The read side: everything the core and the plugins registered. Filled while
+/// plugins load, read-only afterwards (reads take no locks).
 
 #include <filesystem>
 #include <map>
@@ -19,7 +19,8 @@
 
 namespace mold {
 
-/// A loaded plugin and what it registered ("estimator qwen_image/vae_decode/cuda").
+/// A loaded plugin and what it registered ("estimator
+/// qwen_image/vae_decode/cuda").
 struct PluginRecord {
   std::string name;
   std::string version;
@@ -43,10 +44,11 @@ class Registry {
   Registry(const Registry&) = delete;
   Registry& operator=(const Registry&) = delete;
 
-  /// Moves what `registrar` collected into the registry, every entry holding `library`
-  /// so the code behind it outlives it. Throws DuplicateRegistration naming both plugins
-  /// (and registers nothing) when a key is taken.
-  void commit(Registrar&& registrar, std::shared_ptr<void> library, PluginRecord record);
+  /// Moves what `registrar` collected into the registry, every entry holding
+  /// `library` so the code behind it outlives it. Throws DuplicateRegistration
+  /// naming both plugins (and registers nothing) when a key is taken.
+  void commit(Registrar&& registrar, std::shared_ptr<void> library,
+              PluginRecord record);
   /// Notes a plugin that could not be loaded (the loader calls this).
   void add_load_error(LoadError error);
 
@@ -54,31 +56,36 @@ class Registry {
   const std::vector<LoadError>& load_errors() const { return load_errors_; }
 
   std::vector<std::string> backend_names() const;
-  /// A new instance of the named backend. Throws NotFound listing the registered names, or
-  /// whatever the factory throws when the device is absent.
+  /// A new instance of the named backend. Throws NotFound listing the
+  /// registered names, or whatever the factory throws when the device is
+  /// absent.
   std::shared_ptr<Backend> create_backend(const std::string& name) const;
 
   std::vector<EstimatorKey> estimator_keys() const;
   /// The estimator for the workload's (family, op, backend), falling back to
-  /// (family, op, *) and then (family, *, *); nullptr when none. `matched` receives the
-  /// key that answered.
+  /// (family, op, *) and then (family, *, *); nullptr when none. `matched`
+  /// receives the key that answered.
   const Estimator* find_estimator(const Workload& workload,
                                   EstimatorKey* matched = nullptr) const;
-  /// Validates the workload and asks its estimator. Throws NotFound naming the key and
-  /// what is registered for the family.
+  /// Validates the workload and asks its estimator. Throws NotFound naming the
+  /// key and what is registered for the family.
   Estimate estimate(const Workload& workload) const;
 
   const ModelFamily* family(const std::string& name) const;
   std::vector<const ModelFamily*> families() const;
 
-  const std::vector<ClassifierEntry>& classifiers() const { return classifiers_; }
-  /// The first classifier (plugins' in load order, then the core's generic fallback) that
-  /// recognises the error; nullopt when none does.
+  const std::vector<ClassifierEntry>& classifiers() const {
+    return classifiers_;
+  }
+  /// The first classifier (plugins' in load order, then the core's generic
+  /// fallback) that recognises the error; nullopt when none does. A classifier
+  /// that throws is skipped.
   std::optional<OomReport> classify(const ErrorContext& error) const;
 
  private:
   struct BackendEntry {
-    std::shared_ptr<void> library;  // declared first: destroyed after the factory
+    std::shared_ptr<void>
+        library;  // declared first: destroyed after the factory
     std::string plugin;
     BackendFactory factory;
   };

@@ -1,0 +1,204 @@
+#include <catch2/catch.hpp>
+#include <fstream>
+#include <mold/calibration.hpp>
+#include <mold/error.hpp>
+#include <mold/registrar.hpp>
+#include <sstream>
+
+#include "support/paths.hpp"
+#include "support/process.hpp"
+#include "test_registry.hpp"
+
+using namespace mold;
+using mold::test::TempDir;
+
+namespace {
+
+struct Measurement {
+  std::string source, backend, op;
+  int height = 0, width = 0;
+  double implied_k = 0;
+};
+
+/// The rows of the seed-004 grid that have a measurement (not "OOM").
+std::vector<Measurement> seed004_measurements() {
+  std::ifstream in(std::string(mold::test::kDataDir) +
+                   "/qwen_image_vae_calibration_seed004.csv");
+  REQUIRE(in);
+  std::vector<Measurement> rows;
+  std::string line;
+  std::getline(in, line);  // header
+  while (std::getline(in, line)) {
+    std::vector<std::string> cells;
+    std::stringstream ss(line);
+    std::string cell;
+    while (std::getline(ss, cell, ',')) cells.push_back(cell);
+    if (cells.size() < 10 || cells[9] == "OOM" || cells[9].empty()) continue;
+    rows.push_back({cells[0], cells[1], cells[4], std::stoi(cells[5]),
+                    std::stoi(cells[6]), std::stod(cells[9])});
+  }
+  return rows;
+}
+
+Workload qwen(const std::string& op, const std::string& backend, int height,
+              int width) {
+  Workload w;
+  w.family = "qwen_image";
+  w.op = op;
+  w.backend = backend;
+  w.height = height;
+  w.width = width;
+  w.dtype = "float16";
+  return w;
+}
+
+}  // namespace
+
+TEST_CASE(
+    "Qwen-Image VAE estimates cover every seed-004 measurement within "
+    "1.00-1.30",
+    "[calibration]") {
+  const auto& registry = mold::test::real_plugins();
+  const auto rows = seed004_measurements();
+  REQUIRE(rows.size() ==
+          42);  // 22 ROCm/NVIDIA table points (2 OOMs left out) + 20 RTX 4090
+  int checked = 0;
+  for (const auto& m : rows) {
+    const Estimate estimate =
+        registry.estimate(qwen(m.op, m.backend, m.height, m.width));
+    const double measured = m.implied_k * m.height * m.width * 2;
+    const double ratio = double(estimate.bytes) / measured;
+    INFO(m.source << " " << m.op << " " << m.height << "x" << m.width
+                  << ": estimate " << estimate.bytes << " measured " << measured
+                  << " ratio " << ratio);
+    CHECK(ratio >= 1.00);
+    CHECK(ratio <= 1.30);
+    CHECK(estimate.calibrated);
+    ++checked;
+  }
+  CHECK(checked == int(rows.size()));
+}
+
+TEST_CASE("the cuda decode estimate is the documented constant",
+          "[calibration]") {
+  const Estimate e = mold::test::real_plugins().estimate(
+      qwen("vae_decode", "cuda", 832, 1248));
+  CHECK(e.bytes == 1248ull * 832 * 2 * 2900);
+  CHECK_THAT(e.source,
+             Catch::Contains("qwen_image.calibration.toml [vae_decode.cuda]"));
+  const Estimate cpu =
+      mold::test::real_plugins().estimate(qwen("vae_decode", "cpu", 832, 1248));
+  CHECK_FALSE(cpu.calibrated);
+}
+
+TEST_CASE("tiled workloads are estimated for one tile", "[calibration]") {
+  auto w = qwen("vae_decode", "cuda", 2048, 2048);
+  w.tile = 64;  // latent units: 512 px
+  const Estimate e = mold::test::real_plugins().estimate(w);
+  CHECK(e.bytes == 512ull * 512 * 2 * 2900);
+  CHECK_THAT(e.terms.at(0).name, Catch::Contains("one tile"));
+  w.tile = 1000;  // larger than the image: the whole image
+  CHECK(mold::test::real_plugins().estimate(w).bytes ==
+        2048ull * 2048 * 2 * 2900);
+}
+
+TEST_CASE(
+    "measured points: the upper envelope of the neighbours times the headroom",
+    "[calibration]") {
+  PixelLinearModel m;
+  m.bytes_per_pixel = 5500;
+  m.points = {{100, 4000}, {200, 3000}, {300, 5000}};
+  m.headroom = 1.1;
+  CHECK(m.bytes_per_pixel_at(100) == Approx(4400));
+  CHECK(m.bytes_per_pixel_at(150) == Approx(4400));  // max(4000, 3000) x 1.1
+  CHECK(m.bytes_per_pixel_at(200) == Approx(3300));
+  CHECK(m.bytes_per_pixel_at(250) == Approx(5500));  // max(3000, 5000) x 1.1
+  CHECK(m.bytes_per_pixel_at(50) ==
+        Approx(5500));  // below: at least the flat constant
+  CHECK(m.bytes_per_pixel_at(400) ==
+        Approx(5500));  // above: max(5000 x 1.1, 5500)
+  m.points.clear();
+  CHECK(m.bytes_per_pixel_at(12345) == 5500);
+}
+
+TEST_CASE("a user calibration file overrides the shipped keys it sets",
+          "[calibration]") {
+  TempDir dir;
+  const auto shipped = dir.write("fam.calibration.toml", R"(
+[vae_decode.cuda]
+bytes_per_pixel = 2900
+calibrated = true
+source = "shipped"
+[vae_encode.cuda]
+bytes_per_pixel = 1600
+)");
+  const auto user = dir.write("user/fam.calibration.toml", R"(
+[vae_decode.cuda]
+bytes_per_pixel = 3100
+source = "my RTX 3090"
+[vae_decode.mps]
+bytes_per_pixel = 4000
+)");
+  const auto file = CalibrationFile::load(shipped, user);
+  REQUIRE(file.find("vae_decode", "cuda"));
+  CHECK(file.find("vae_decode", "cuda")->bytes_per_pixel == 3100);
+  CHECK(file.find("vae_decode", "cuda")
+            ->calibrated);  // kept from the shipped table
+  CHECK(file.find("vae_decode", "cuda")->source == "my RTX 3090");
+  CHECK(file.find("vae_encode", "cuda")->bytes_per_pixel == 1600);
+  CHECK(file.find("vae_decode", "mps"));
+  // The registrar finds both files by the plugin's name.
+  Registrar registrar("fam", std::filesystem::path(dir.path()) / "fam.so",
+                      dir.path() + "/user");
+  CHECK(CalibrationFile::load_for(registrar)
+            .find("vae_decode", "cuda")
+            ->bytes_per_pixel == 3100);
+}
+
+TEST_CASE("malformed calibration files name the file, line and key",
+          "[calibration]") {
+  TempDir dir;
+  struct Case {
+    const char* text;
+    const char* expected;
+  };
+  const Case cases[] = {
+      {"[vae_decode.cuda]\ncalibrated = true\n",
+       "vae_decode.cuda.bytes_per_pixel': is missing"},
+      {"[vae_decode.cuda]\nbytes_per_pixel = -3\n",
+       ":2: key 'vae_decode.cuda.bytes_per_pixel'"},
+      {"[vae_decode.cuda]\nbytes_per_pixel = 1\nheadroom = 0.9\n",
+       "at least 1.0"},
+      {"[vae_decode.cuda]\nbytes_per_pixel = 1\npoints = [[1, 2, 3]]\n",
+       "[pixels, bytes_per_pixel] pair"},
+      {"[vae_decode.cuda]\nbytes_per_pixel = 1\ncalibrated = \"yes\"\n",
+       "must be true or false"},
+      {"[vae_decode.cuda]\nbytes_per_pixel = 1\nbytes_per_pixle = 2\n",
+       "unknown key"},
+      {"vae_decode = 3\n", "must be a table of backends"},
+      {"[meta]\nspatial_scale = 8\n", "no [op.backend] tables"},
+      {"[vae_decode.cuda\n", ":1"},
+  };
+  for (const auto& c : cases) {
+    const auto path = dir.write("bad.calibration.toml", c.text);
+    INFO(c.text);
+    CHECK_THROWS_WITH(CalibrationFile::load(path),
+                      Catch::Contains(path) && Catch::Contains(c.expected));
+  }
+  // An error in the user's file names the user's file and line, not the shipped
+  // one.
+  const auto shipped =
+      dir.write("ok.toml", "[vae_decode.cuda]\nbytes_per_pixel = 1\n");
+  const auto user =
+      dir.write("user.toml", "[vae_decode.cuda]\n\nbytes_per_pixel = -1\n");
+  CHECK_THROWS_WITH(
+      CalibrationFile::load(shipped, user),
+      Catch::Contains(user + ":3: key 'vae_decode.cuda.bytes_per_pixel'"));
+  const auto user_new =
+      dir.write("user2.toml", "[vae_decode.mps]\nsource = \"x\"\n");
+  CHECK_THROWS_WITH(CalibrationFile::load(shipped, user_new),
+                    Catch::Contains(user_new) && Catch::Contains("is missing"));
+  CHECK_THROWS_WITH(
+      CalibrationFile::load(dir.path() + "/absent.toml"),
+      Catch::Contains("absent.toml") && Catch::Contains("cannot be read"));
+}

@@ -1,0 +1,47 @@
+#pragma once
+// Runs a real binary for CLI tests: arguments, extra environment, captured
+// output.
+
+#include <map>
+#include <string>
+#include <vector>
+
+namespace mold::test {
+
+struct ProcessResult {
+  int exit_code = -1;  ///< the exit status; 128 + signal when killed by one
+  std::string out;
+  std::string err;
+};
+
+/// Runs `program` with `args`, the current environment changed by `env` (a
+/// value of
+/// "\x01unset" removes the variable), and `input` on stdin. Never throws for a
+/// failing program; throws std::runtime_error when it cannot be started.
+ProcessResult run_process(const std::string& program,
+                          const std::vector<std::string>& args,
+                          const std::map<std::string, std::string>& env = {},
+                          const std::string& input = "");
+
+/// The value that removes a variable in run_process's `env`.
+inline const std::string kUnset = "\x01unset";
+
+/// A fresh empty directory under the system temp dir, removed at destruction.
+class TempDir {
+ public:
+  TempDir();
+  ~TempDir();
+  TempDir(const TempDir&) = delete;
+  TempDir& operator=(const TempDir&) = delete;
+  const std::string& path() const { return path_; }
+  /// Writes `content` to path()/name and returns the full path.
+  std::string write(const std::string& name, const std::string& content) const;
+
+ private:
+  std::string path_;
+};
+
+/// Environment that isolates a run from the user's own config and plugin path.
+std::map<std::string, std::string> isolated_env(const TempDir& home);
+
+}  // namespace mold::test

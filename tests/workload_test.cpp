@@ -1,0 +1,47 @@
+#include <catch2/catch.hpp>
+#include <mold/error.hpp>
+#include <mold/workload.hpp>
+
+using namespace mold;
+
+namespace {
+Workload valid() {
+  Workload w;
+  w.family = "qwen_image";
+  w.op = "vae_decode";
+  w.backend = "cuda";
+  w.width = 1248;
+  w.height = 832;
+  return w;
+}
+}  // namespace
+
+TEST_CASE("dtype sizes", "[workload]") {
+  CHECK(dtype_size("float32") == 4);
+  CHECK(dtype_size("float16") == 2);
+  CHECK(dtype_size("bfloat16") == 2);
+  CHECK(dtype_size("float8_e4m3fn") == 1);
+  CHECK_THROWS_WITH(dtype_size("fp13"),
+                    Catch::Contains("'fp13'") && Catch::Contains("bfloat16"));
+}
+
+TEST_CASE("a workload names the field that is wrong", "[workload]") {
+  CHECK_NOTHROW(valid().validate());
+  auto w = valid();
+  w.width = 0;
+  CHECK_THROWS_WITH(w.validate(), Catch::Contains("width is 0"));
+  w = valid();
+  w.batch = -2;
+  CHECK_THROWS_WITH(w.validate(), Catch::Contains("batch is -2"));
+  w = valid();
+  w.family.clear();
+  CHECK_THROWS_WITH(w.validate(), Catch::Contains("family is empty"));
+  w = valid();
+  w.tile = -1;
+  CHECK_THROWS_AS(w.validate(), InvalidArgument);
+  w = valid();
+  w.dtype = "float17";
+  CHECK_THROWS_AS(w.validate(), ParseError);
+  CHECK(valid().describe() ==
+        "qwen_image vae_decode on cuda, 832x1248 float16, batch 1");
+}
