@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
 # Installs the mold build in BUILD_DIR into a fresh prefix, builds the example plugin in
-# SDK_DIR against it with find_package(mold), and loads it through the installed molddiag.
+# SDK_DIR and the plugin of the plugin guide (GUIDE, its blocks marked "guide-file")
+# against it with find_package(mold), and loads both through the installed molddiag.
 set -euo pipefail
-build_dir=$1 sdk_dir=$2 work=$3
+build_dir=$1 sdk_dir=$2 work=$3 guide=$4
 
 rm -rf "$work"
 mkdir -p "$work"
@@ -31,6 +32,23 @@ grep -q 'example_family.calibration.toml \[vae_decode.cuda\]' <<<"$out" || fail 
 out=$("$molddiag" estimate --plugin-dir "$work/build" --family example_family --op denoise \
   --backend metal --width 64 --height 64 --batch 3 --json)
 grep -q '"bytes": 3221225472' <<<"$out" || fail "code estimator wrong: $out"
+
+# The plugin of docs/plugin-guide.md, exactly as the guide shows it.
+mkdir -p "$work/guide"
+awk -v dir="$work/guide" '
+  /<!-- guide-file: / { file = $3; getline; inside = 1; next }
+  inside && /^```$/ { inside = 0; next }
+  inside { print > (dir "/" file) }' "$guide"
+[ -f "$work/guide/example_plugin.cpp" ] && [ -f "$work/guide/CMakeLists.txt" ] ||
+  fail "the plugin guide no longer marks its example files"
+cmake -S "$work/guide" -B "$work/guide/build" -G Ninja -DCMAKE_PREFIX_PATH="$work/prefix" \
+  >"$work/guide-configure.log" || fail "guide example: configure failed (see $work/guide-configure.log)"
+cmake --build "$work/guide/build" >"$work/guide-build.log" ||
+  fail "guide example: build failed (see $work/guide-build.log)"
+out=$("$molddiag" estimate --plugin-dir "$work/guide/build" --family example --op vae_decode \
+  --backend cuda --width 1024 --height 1024 --json)
+grep -q '"bytes": 3145728000' <<<"$out" || fail "guide example estimate wrong: $out"
+grep -q '"estimator": "example/vae_decode/\*"' <<<"$out" || fail "guide example key: $out"
 
 # The installed headers compile without libtorch on the include path.
 printf '#include <mold/plugin.hpp>\n#include <mold/registry.hpp>\n#include <mold/calibration.hpp>\nint main(){}\n' \
