@@ -145,6 +145,14 @@ bytes_per_pixel = 4000
   CHECK(file.find("vae_decode", "cuda")
             ->calibrated);  // kept from the shipped table
   CHECK(file.find("vae_decode", "cuda")->source == "my RTX 3090");
+  CHECK_THAT(
+      file.find("vae_decode", "cuda")
+          ->estimate(
+              Workload{"fam", "", "vae_decode", "cuda", "float16", 1, 8, 8})
+          .source,
+      Catch::StartsWith(
+          "fam.calibration.toml [vae_decode.cuda]: my RTX 3090 (keys set by " +
+          user));
   CHECK(file.find("vae_encode", "cuda")->bytes_per_pixel == 1600);
   CHECK(file.find("vae_decode", "mps"));
   // The registrar finds both files by the plugin's name.

@@ -31,7 +31,10 @@ void apply_table(PixelLinearModel& model, const fs::path& file,
   toml_reader::require_known_keys(
       file, table, prefix,
       {"bytes_per_pixel", "calibrated", "source", "points", "headroom"});
-  model.file = file;
+  if (starts_model)
+    model.file = file;
+  else
+    model.overridden_by = file;
   if (const toml::node* k = table.get("bytes_per_pixel")) {
     model.bytes_per_pixel =
         positive_number(file, *k, prefix + ".bytes_per_pixel");
@@ -181,6 +184,8 @@ Estimate PixelLinearModel::estimate(const Workload& workload) const {
   if (!points.empty())
     estimate.source += fmt::format(" ({} measured points, headroom x{:g})",
                                    points.size(), headroom);
+  if (!overridden_by.empty())
+    estimate.source += fmt::format(" (keys set by {})", overridden_by.string());
   return estimate;
 }
 

@@ -46,6 +46,8 @@ struct PixelLinearModel {
   std::string source;
   int spatial_scale = 8;
   std::filesystem::path file;  ///< the file the table came from
+  std::filesystem::path
+      overridden_by;  ///< the user file that set some of its keys
 
   /// The per-pixel constant applied at `pixels`.
   double bytes_per_pixel_at(double pixels) const;
