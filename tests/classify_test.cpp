@@ -139,7 +139,7 @@ TEST_CASE("runtime library and framework OOM texts", "[oom]") {
       "allowed: 18.00 GB). Tried to allocate 8.00 GB on shared pool.");
   REQUIRE(fits);
   CHECK(fits->free == 6 * kGiB);
-  CHECK(fits->device == "shared pool");
+  CHECK(fits->pool == "shared");
 }
 
 TEST_CASE("lookalikes are not OOMs", "[oom]") {

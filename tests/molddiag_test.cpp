@@ -1,5 +1,6 @@
 // molddiag, run as the real binary.
 #include <catch2/catch.hpp>
+#include <mold/bytes.hpp>
 #include <nlohmann/json.hpp>
 
 #include "support/paths.hpp"
@@ -152,4 +153,82 @@ TEST_CASE("molddiag --help and --version", "[cli]") {
   const auto v = molddiag({"--version"});
   CHECK(v.exit_code == 0);
   CHECK_THAT(v.out, Catch::StartsWith("molddiag 0.1.0"));
+}
+
+TEST_CASE("molddiag classify: JSON fields, remote label, exit codes",
+          "[cli][oom]") {
+  const std::string text =
+      "torch.OutOfMemoryError: CUDA out of memory. Tried to allocate 5.01 GiB. "
+      "GPU 0 has a "
+      "total capacity of 44.98 GiB of which 3.69 GiB is free. Of the allocated "
+      "memory 38.12 "
+      "GiB is allocated by PyTorch, and 2.48 GiB is reserved by PyTorch but "
+      "unallocated.";
+  const auto r = molddiag({"classify", "--json", "--remote", "gpu-box:7680",
+                           "--remote-backend", "cuda", "--remote-device",
+                           "NVIDIA H200", text});
+  INFO(r.err);
+  REQUIRE(r.exit_code == 0);
+  const auto j = nlohmann::json::parse(r.out);
+  CHECK(j["is_oom"] == true);
+  CHECK(j["backend"] == "cuda");
+  CHECK(j["origin"]["kind"] == "remote");
+  CHECK(j["origin"]["host"] == "gpu-box:7680");
+  CHECK(j["requested_bytes"] == mold::parse_bytes("5.01 GiB"));
+  CHECK(j["capacity_bytes"] == mold::parse_bytes("44.98 GiB"));
+  CHECK(j["free_bytes"] == mold::parse_bytes("3.69 GiB"));
+  CHECK(j["reserved_unallocated_bytes"] == mold::parse_bytes("2.48 GiB"));
+  CHECK(j["fragmentation"] == false);
+  CHECK(j["label"] ==
+        "Remote server out of memory on gpu-box:7680 (CUDA, NVIDIA H200)");
+  CHECK_FALSE(j["hints"].empty());
+  CHECK(j["message"].get<std::string>().rfind(
+            "torch.OutOfMemoryError: CUDA out of memory", 0) == 0);
+
+  // Multi-line text on stdin, with a backtrace that is stripped from the
+  // message.
+  static TempDir home;
+  auto env = mold::test::isolated_env(home);
+  const auto piped =
+      run_process(kMolddiag, {"classify", "--json", "--backend", "cpu"}, env,
+                  "RuntimeError: [enforce fail at alloc_cpu.cpp:75] err == 0. "
+                  "DefaultCPUAllocator: can't "
+                  "allocate memory: you tried to allocate 132426121216 bytes.\n"
+                  "Exception raised from alloc_cpu at "
+                  "../c10/core/impl/alloc_cpu.cpp:75 (most recent call "
+                  "first):\nframe #0: c10::Error::Error() + 0x57\n");
+  REQUIRE(piped.exit_code == 0);
+  const auto p = nlohmann::json::parse(piped.out);
+  CHECK(p["backend"] == "cpu");
+  CHECK(p["requested_bytes"] == 132426121216ull);
+  CHECK(p["message"].get<std::string>().find("frame #0") == std::string::npos);
+
+  const auto not_oom = molddiag(
+      {"classify", "--json",
+       "RuntimeError: CUDA error: an illegal memory access was encountered"});
+  CHECK(not_oom.exit_code == 1);
+  CHECK(nlohmann::json::parse(not_oom.out)["is_oom"] == false);
+
+  const auto text_out = molddiag({"classify", "--family", "qwen_image", "--op",
+                                  "vae_decode", "--width", "2048", "--height",
+                                  "2048", "--backend", "cuda", text});
+  CHECK(text_out.exit_code == 0);
+  CHECK_THAT(text_out.out, Catch::StartsWith("CUDA out of memory on GPU 0\n"));
+  CHECK_THAT(text_out.out, Catch::Contains("this decode needs ~22.66 GiB"));
+}
+
+TEST_CASE("molddiag classify usage errors exit 2", "[cli][oom]") {
+  for (const auto& args : std::vector<std::vector<std::string>>{
+           {"classify", "--remote-backend", "cuda", "x out of memory"},
+           {"classify", "--remote", "h:1", "--backend", "cuda",
+            "x out of memory"},
+           {"classify", "--family", "qwen_image", "--width", "0",
+            "x out of memory"},
+           {"classify", "   "},
+       }) {
+    const auto r = molddiag(args);
+    INFO(r.err);
+    CHECK(r.exit_code == 2);
+    CHECK_FALSE(r.err.empty());
+  }
 }

@@ -60,6 +60,87 @@ std::optional<Bytes> bytes_before(std::string_view text,
       std::string(text.substr(unit_start, end - unit_start)));
 }
 
+OomReport start_report(const ErrorContext& error, std::string backend) {
+  OomReport report;
+  report.backend = std::move(backend);
+  report.origin = error.origin;
+  report.raw_message = error.message;
+  report.message = strip_backtrace(error.message);
+  return report;
+}
+
+std::string collapse_whitespace(std::string_view text) {
+  std::string out;
+  out.reserve(text.size());
+  bool space = false;
+  for (char c : text) {
+    if (std::isspace(static_cast<unsigned char>(c))) {
+      space = true;
+      continue;
+    }
+    if (space && !out.empty()) out += ' ';
+    space = false;
+    out += c;
+  }
+  return out;
+}
+
+std::string pytorch_gpu_device(std::string_view text) {
+  const auto at = text.find("GPU ");
+  if (at == std::string_view::npos) return {};
+  std::size_t begin = at + 4;
+  while (begin < text.size() && text[begin] == ' ') ++begin;  // "GPU  0" (IPEX)
+  std::size_t end = begin;
+  while (end < text.size() &&
+         std::isdigit(static_cast<unsigned char>(text[end])))
+    ++end;
+  return end > begin ? "GPU " + std::string(text.substr(begin, end - begin))
+                     : std::string();
+}
+
+void read_pytorch_allocator_numbers(std::string_view text, OomReport& report) {
+  auto set = [](std::optional<Bytes>& field, std::optional<Bytes> value) {
+    if (value) field = value;
+  };
+  set(report.requested, bytes_after(text, "Tried to allocate "));
+  if (text.find("total capacity of") != std::string_view::npos ||
+      text.find("total capacty of") != std::string_view::npos) {
+    // PyTorch >= 2.1 ("capacty" until 2.2): "GPU 0 has a total capacity
+    // of 44.98 GiB of which 3.69 GiB is free. Process 3385 has 41.2 GiB memory
+    // in use. Including non-PyTorch memory, this process has 41.2 GiB memory in
+    // use. Of the allocated memory 38.1 GiB is allocated by PyTorch, and 2.48
+    // GiB is reserved by PyTorch but unallocated."
+    set(report.capacity, bytes_after(text, "total capacity of "));
+    set(report.capacity, bytes_after(text, "total capacty of "));
+    set(report.free, bytes_before(text, " is free"));
+    set(report.allocated, bytes_before(text, " is allocated by PyTorch"));
+    set(report.reserved_unallocated,
+        bytes_before(text, " is reserved by PyTorch but unallocated"));
+    const auto in_use = bytes_after(text, "this process has ");
+    // A failed NVML query prints nonsense ("17179869184.00 GiB"): keep only a
+    // use that fits on the device.
+    if (in_use && (!report.capacity || *in_use <= *report.capacity))
+      report.process_in_use = in_use;
+    if (report.capacity && report.free && report.process_in_use &&
+        *report.capacity >= *report.free + *report.process_in_use)
+      report.other_processes =
+          *report.capacity - *report.free - *report.process_in_use;
+  } else if (text.find(" total capacity;") != std::string_view::npos) {
+    // PyTorch < 2.1: "(GPU 0; 7.79 GiB total capacity; 5.47 GiB already
+    // allocated; 1.2 GiB free; 6.02 GiB reserved in total by PyTorch)";
+    // before 1.4 "... 4.68 MiB cached)", the allocator's unused cache.
+    set(report.capacity, bytes_before(text, " total capacity;"));
+    set(report.allocated, bytes_before(text, " already allocated"));
+    set(report.free, bytes_before(text, " free;"));
+    const auto reserved = bytes_before(text, " reserved in total by PyTorch");
+    if (reserved && report.allocated && *reserved >= *report.allocated)
+      report.reserved_unallocated = *reserved - *report.allocated;
+    set(report.reserved_unallocated, bytes_before(text, " cached)"));
+  }
+  if (report.device.empty()) report.device = pytorch_gpu_device(text);
+  assess_fragmentation(report);
+}
+
 bool contains_nocase(std::string_view text, std::string_view needle) {
   return std::search(text.begin(), text.end(), needle.begin(), needle.end(),
                      [](char a, char b) {

@@ -28,11 +28,11 @@ void Registrar::add_estimator(EstimatorKey key, Estimator estimator) {
 }
 
 void Registrar::add_classifier(const std::string& name,
-                               OomClassifier classifier) {
+                               OomClassifier classifier, int priority) {
   if (name.empty() || !classifier)
     throw InvalidArgument(
         "add_classifier: a classifier needs a name and a function");
-  classifiers_.push_back({name, std::move(classifier)});
+  classifiers_.push_back({name, std::move(classifier), priority});
 }
 
 void Registrar::add_family(ModelFamily family) {

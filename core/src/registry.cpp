@@ -2,6 +2,7 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <set>
 #include <utility>
 
@@ -21,6 +22,16 @@ std::string join(const std::vector<std::string>& items) {
   for (const auto& item : items) out += (out.empty() ? "" : ", ") + item;
   return out.empty() ? "(none)" : out;
 }
+// After every entry of the same or a higher priority: ask order is priority,
+// then registration order.
+void insert_by_priority(std::vector<ClassifierEntry>& entries,
+                        ClassifierEntry entry) {
+  auto at = std::find_if(
+      entries.begin(), entries.end(),
+      [&](const ClassifierEntry& e) { return e.priority < entry.priority; });
+  entries.insert(at, std::move(entry));
+}
+
 }  // namespace
 
 Registry::Registry() {
@@ -28,15 +39,18 @@ Registry::Registry() {
                                           return std::shared_ptr<Backend>(
                                               CpuBackend::instance());
                                         }});
-  fallback_classifiers_.push_back({"cpu", kCorePlugin, classify_cpu_oom});
-  fallback_classifiers_.push_back(
-      {"generic", kCorePlugin, classify_generic_oom});
-  plugins_.push_back(
-      PluginRecord{kCorePlugin,
-                   MOLD_VERSION,
-                   core_build_id(),
-                   {},
-                   {"backend cpu", "classifier cpu", "classifier generic"}});
+  insert_by_priority(classifiers_, {"cpu", kCorePlugin, classify_cpu_oom,
+                                    kSpecificClassifier});
+  insert_by_priority(classifiers_, {"xpu", kCorePlugin, classify_xpu_oom,
+                                    kSpecificClassifier});
+  insert_by_priority(classifiers_, {"generic", kCorePlugin,
+                                    classify_generic_oom, kFallbackClassifier});
+  plugins_.push_back(PluginRecord{kCorePlugin,
+                                  MOLD_VERSION,
+                                  core_build_id(),
+                                  {},
+                                  {"backend cpu", "classifier cpu",
+                                   "classifier xpu", "classifier generic"}});
 }
 
 void Registry::commit(Registrar&& registrar, std::shared_ptr<void> library,
@@ -80,10 +94,9 @@ void Registry::commit(Registrar&& registrar, std::shared_ptr<void> library,
   }
   for (const auto& c : registrar.classifiers_) {
     check_unique_within("classifier", c.name);
-    for (const auto* list : {&classifiers_, &fallback_classifiers_})
-      for (const auto& existing : *list)
-        if (existing.name == c.name)
-          throw taken("classifier", c.name, existing.plugin);
+    for (const auto& existing : classifiers_)
+      if (existing.name == c.name)
+        throw taken("classifier", c.name, existing.plugin);
   }
   for (const auto& f : registrar.families_) {
     check_unique_within("family", f.name);
@@ -104,7 +117,8 @@ void Registry::commit(Registrar&& registrar, std::shared_ptr<void> library,
   }
   for (auto& c : registrar.classifiers_) {
     record.registered.push_back("classifier " + c.name);
-    classifiers_.push_back({c.name, record.name, std::move(c.classifier)});
+    insert_by_priority(classifiers_, {c.name, record.name,
+                                      std::move(c.classifier), c.priority});
   }
   if (!registrar.classifiers_.empty()) classifier_libraries_.push_back(library);
   for (auto& f : registrar.families_) {
@@ -188,19 +202,16 @@ std::vector<const ModelFamily*> Registry::families() const {
 }
 
 std::optional<OomReport> Registry::classify(const ErrorContext& error) const {
-  for (const auto* list : {&classifiers_, &fallback_classifiers_}) {
-    for (const auto& entry : *list) {
-      std::optional<OomReport> report;
-      try {
-        report = entry.classify(error);
-      } catch (...) {
-        continue;  // a broken classifier must not hide the error being
-                   // classified
-      }
-      if (report) {
-        if (report->classifier.empty()) report->classifier = entry.name;
-        return report;
-      }
+  for (const auto& entry : classifiers_) {
+    std::optional<OomReport> report;
+    try {
+      report = entry.classify(error);
+    } catch (...) {
+      continue;  // a broken classifier must not hide the error it was given
+    }
+    if (report) {
+      if (report->classifier.empty()) report->classifier = entry.name;
+      return report;
     }
   }
   return std::nullopt;

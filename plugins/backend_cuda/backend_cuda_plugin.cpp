@@ -1,5 +1,5 @@
-// backend_cuda: registers the CUDA/HIP OOM classifier and, where built with the
-// CUDA runtime, the `cuda` Backend.
+// backend_cuda: registers the CUDA/HIP OOM classifiers and, where built with
+// the CUDA runtime, the `cuda` Backend.
 
 #include <mold/plugin.hpp>
 
@@ -11,7 +11,11 @@
 namespace {
 
 void register_all(mold::Registrar& registrar) {
-  registrar.add_classifier("cuda", mold::backend_cuda::classify_cuda_oom);
+  registrar.add_classifier("cuda", mold::backend_cuda::classify_cuda_oom,
+                           mold::kSpecificClassifier);
+  registrar.add_classifier("cuda-inferred",
+                           mold::backend_cuda::classify_cuda_oom_inferred,
+                           mold::kInferringClassifier);
 #if MOLD_WITH_CUDA_RUNTIME
   registrar.add_backend(
       "cuda", [] { return mold::backend_cuda::make_cuda_backend(0); });

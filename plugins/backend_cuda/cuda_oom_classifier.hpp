@@ -1,13 +1,21 @@
 #pragma once
 // Recognises out-of-memory texts of CUDA and HIP/ROCm stacks: PyTorch's caching
-// allocator (both message formats), the CUDA runtime and driver, cuBLAS, cuDNN,
-// candle and ggml.
+// allocator (every message format since 1.0), the CUDA and HIP runtimes and
+// drivers, cuBLAS, cuDNN, hipBLAS, MIOpen, candle, ggml/llama.cpp and
+// TensorFlow's stream executor.
 
 #include <mold/oom.hpp>
 #include <optional>
 
 namespace mold::backend_cuda {
 
+/// Texts with a CUDA or HIP OOM marker of their own (kSpecificClassifier).
 std::optional<OomReport> classify_cuda_oom(const ErrorContext& error);
+
+/// Texts that say "out of memory" and name CUDA or HIP without a marker of
+/// their own: "CUDA error 2 at ggml-cuda.cu:5509: out of memory", ComfyUI's
+/// "Allocation on device", TensorFlow's "OOM when allocating tensor ...
+/// device:GPU:0" (kInferringClassifier).
+std::optional<OomReport> classify_cuda_oom_inferred(const ErrorContext& error);
 
 }  // namespace mold::backend_cuda

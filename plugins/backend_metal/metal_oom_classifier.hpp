@@ -1,6 +1,7 @@
 #pragma once
-// Recognises out-of-memory texts of Apple GPUs: PyTorch's MPS allocator and
-// Metal command buffer errors.
+// Recognises out-of-memory texts of Apple GPUs: PyTorch's MPS allocator, Metal
+// command buffer errors (as Metal, ggml and MLX print them), MLX's and ggml's
+// buffer limits.
 
 #include <mold/oom.hpp>
 #include <optional>

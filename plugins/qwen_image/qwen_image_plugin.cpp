@@ -20,14 +20,6 @@ std::vector<std::string> qwen_image_hints(const mold::ModelFamily& family,
   if (!smaller.empty())
     hints.push_back("use a smaller variant: " + smaller.front() +
                     (smaller.size() > 1 ? " (or " + smaller.back() + ")" : ""));
-  if (workload.op == mold::ops::kVaeDecode ||
-      workload.op == mold::ops::kVaeEncode)
-    hints.push_back(
-        "the Qwen-Image VAE needs about 2900 (decode) / 1600 (encode) bytes "
-        "per pixel per "
-        "element byte on CUDA and about twice that on ROCm: tile the VAE or "
-        "lower the "
-        "resolution");
   if (workload.model.rfind("qwen-image-edit", 0) == 0)
     hints.push_back(
         "for edits, resize the source image: its resolution is used by "

@@ -65,5 +65,6 @@ void warn_load_errors(const mold::Registry& registry);
 
 int plugins_command(const std::vector<std::string>& args);
 int estimate_command(const std::vector<std::string>& args);
+int classify_command(const std::vector<std::string>& args);
 
 }  // namespace molddiag

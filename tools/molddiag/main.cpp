@@ -19,6 +19,7 @@ constexpr const char* kUsage = R"(usage: molddiag <command> [options]
 commands:
   plugins    list loaded plugins, what they registered, and plugins that failed to load
   estimate   the working-memory estimate of one operation
+  classify   whether an error text is an out-of-memory error, where, and what to do
 
 Run 'molddiag <command> --help' for a command's options.
 Options of every command: --plugin-dir DIR, --config FILE, --cpu-memory-limit BYTES.
@@ -43,6 +44,7 @@ int main(int argc, char** argv) {
   try {
     if (command == "plugins") return molddiag::plugins_command(args);
     if (command == "estimate") return molddiag::estimate_command(args);
+    if (command == "classify") return molddiag::classify_command(args);
     std::cerr << fmt::format("molddiag: unknown command '{}'\n\n{}", command,
                              kUsage);
     return molddiag::kUsage;

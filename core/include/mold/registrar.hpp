@@ -27,7 +27,9 @@ class Registrar {
 
   void add_backend(const std::string& name, BackendFactory factory);
   void add_estimator(EstimatorKey key, Estimator estimator);
-  void add_classifier(const std::string& name, OomClassifier classifier);
+  /// Adds a classifier, asked in `priority` order (kSpecificClassifier first).
+  void add_classifier(const std::string& name, OomClassifier classifier,
+                      int priority = kSpecificClassifier);
   void add_family(ModelFamily family);
 
   /// The plugin's name, as in its mold_plugin_info.
@@ -55,6 +57,7 @@ class Registrar {
   struct ClassifierEntry {
     std::string name;
     OomClassifier classifier;
+    int priority;
   };
 
   std::string plugin_name_;

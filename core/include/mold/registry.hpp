@@ -34,6 +34,7 @@ struct ClassifierEntry {
   std::string name;
   std::string plugin;
   OomClassifier classify;
+  int priority = kSpecificClassifier;
 };
 
 class Registry {
@@ -74,6 +75,7 @@ class Registry {
   const ModelFamily* family(const std::string& name) const;
   std::vector<const ModelFamily*> families() const;
 
+  /// In the order classify() asks them.
   const std::vector<ClassifierEntry>& classifiers() const {
     return classifiers_;
   }
@@ -106,8 +108,8 @@ class Registry {
   std::map<EstimatorKey, EstimatorEntry> estimators_;
   std::map<std::string, FamilyEntry> families_;
   std::vector<std::shared_ptr<void>> classifier_libraries_;
+  /// By priority, then registration order.
   std::vector<ClassifierEntry> classifiers_;
-  std::vector<ClassifierEntry> fallback_classifiers_;
 };
 
 }  // namespace mold
