@@ -1,11 +1,11 @@
 // The cpu backend's tracking allocator measures real libtorch work exactly.
-#include <ATen/ATen.h>
 #include <c10/core/Device.h>
 #include <c10/util/Exception.h>
 
 #include <catch2/catch.hpp>
 #include <mold/cpu_backend.hpp>
 
+#include "support/aten_for_tests.hpp"
 #include "test_registry.hpp"
 
 using namespace mold;

@@ -54,8 +54,8 @@ fs::path Config::default_path() {
 
 Config Config::load_file(const fs::path& path) {
   const toml::table root = toml_reader::parse(path);
-  toml_reader::require_known_keys(path, root, "",
-                                  {"plugins", "backends", "calibration"});
+  toml_reader::require_known_keys(
+      path, root, "", {"plugins", "backends", "cache", "calibration"});
 
   Config config;
   config.source = path;
@@ -94,6 +94,30 @@ Config Config::load_file(const fs::path& path) {
               "must be a quoted byte count such as \"8 GiB\" or \"512 MiB\"");
         config.cpu_memory_limit = *bytes;
       }
+    }
+  }
+  if (const auto* cache = sub_table(path, root, "", "cache")) {
+    toml_reader::require_known_keys(path, *cache, "cache",
+                                    {"policy", "working_memory_floor"});
+    if (const toml::node* policy = cache->get("policy")) {
+      const auto text = policy->value<std::string>();
+      try {
+        if (!text) throw ParseError("must be a string");
+        config.cache.policy = parse_eviction_policy(*text);
+      } catch (const ParseError& e) {
+        throw ConfigError(
+            path, toml_reader::line_of(*policy), "cache.policy",
+            std::string(e.what()) + " (write e.g. policy = \"lru\")");
+      }
+    }
+    if (const toml::node* floor = cache->get("working_memory_floor")) {
+      const auto text = floor->value<std::string>();
+      const auto bytes = text ? try_parse_bytes(*text) : std::nullopt;
+      if (!bytes)
+        throw ConfigError(path, toml_reader::line_of(*floor),
+                          "cache.working_memory_floor",
+                          "must be a quoted byte count such as \"3 GiB\"");
+      config.cache.working_memory_floor = *bytes;
     }
   }
   if (const auto* calibration = sub_table(path, root, "", "calibration")) {

@@ -33,6 +33,7 @@ struct Counters {
   std::atomic<Bytes> limit{kNoLimit};
   std::atomic<std::uint64_t> allocations{0};
   std::atomic<std::uint64_t> fail_at{0};
+  std::atomic<bool> fail_after{false};
 };
 
 Counters& counters() {
@@ -87,8 +88,9 @@ class TrackingCpuAllocator final : public c10::Allocator {
     const std::uint64_t index = c.allocations.fetch_add(1) + 1;
     const std::uint64_t fail_at = c.fail_at.load();
     const Bytes limit = c.limit.load();
-    if (fail_at != 0 && index == fail_at) {
-      c.fail_at.store(0);
+    const bool fail_after = c.fail_after.load();
+    if (fail_at != 0 && (index == fail_at || (fail_after && index > fail_at))) {
+      if (!fail_after) c.fail_at.store(0);
       throw_oom(n, limit == kNoLimit ? host_total_memory() : limit,
                 c.live.load(), true);
     }
@@ -188,8 +190,9 @@ std::optional<Bytes> CpuBackend::memory_limit() const {
   return limit;
 }
 
-void CpuBackend::fail_allocation_at(std::uint64_t n) {
+void CpuBackend::fail_allocation_at(std::uint64_t n, bool and_after) {
   counters().allocations.store(0);
+  counters().fail_after.store(and_after);
   counters().fail_at.store(n);
 }
 

@@ -2,10 +2,14 @@
 /// The user's configuration: one TOML file.
 ///
 ///     [plugins]
-///     dirs = ["/opt/mold-plugins"]       # relative paths: from the config
-///     file's dir [backends.cpu] memory_limit = "8 GiB" [calibration] dir =
-///     "~/.config/mold/calibration"  # user overrides of plugins' calibration
-///     files
+///     dirs = ["/opt/mold-plugins"]  # relative: from the file's dir
+///     [backends.cpu]
+///     memory_limit = "8 GiB"
+///     [cache]
+///     policy = "lru"  # lru, smallest_first, greedy_dual_size
+///     working_memory_floor = "3 GiB"
+///     [calibration]
+///     dir = "~/.config/mold/calibration"  # overrides of plugins' files
 ///
 /// Unknown tables or keys are errors (a typo must not be silently ignored).
 
@@ -14,6 +18,7 @@
 #include <vector>
 
 #include "mold/bytes.hpp"
+#include "mold/cache.hpp"
 
 namespace mold {
 
@@ -23,6 +28,7 @@ class Config {
   std::filesystem::path source;
   std::vector<std::filesystem::path> plugin_dirs;
   std::optional<Bytes> cpu_memory_limit;
+  CacheOptions cache;
   /// Where users override plugin data files; defaults to
   /// `$XDG_CONFIG_HOME/mold/calibration` (or `~/.config/mold/calibration`).
   std::filesystem::path calibration_dir;

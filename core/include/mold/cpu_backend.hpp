@@ -36,9 +36,9 @@ class CpuBackend final : public Backend {
   void set_memory_limit(std::optional<Bytes> limit);
   std::optional<Bytes> memory_limit() const;
   /// Fault injection: the `n`-th allocation from now (1 = the next) fails as an
-  /// OOM; 0 disarms. Returns how many allocations were made since the last arm
-  /// or reset.
-  void fail_allocation_at(std::uint64_t n);
+  /// OOM (with `and_after`, every allocation from the n-th on); 0 disarms. The
+  /// allocation count restarts at each call.
+  void fail_allocation_at(std::uint64_t n, bool and_after = false);
   /// Allocations counted since fail_allocation_at() or
   /// reset_allocation_count().
   std::uint64_t allocation_count() const;

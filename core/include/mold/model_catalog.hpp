@@ -3,7 +3,7 @@
 ///
 ///     [family]
 ///     name = "qwen_image"
-///     description = "Qwen-Image text-to-image and image editing (20B MMDiT)"
+///     description = "Qwen-Image text-to-image and editing"
 ///
 ///     [[models]]
 ///     name = "qwen-image"
@@ -11,8 +11,8 @@
 ///       [[models.variants]]
 ///       name = "bf16"
 ///       source = "where the sizes come from"
-///       components = { transformer = 40872114720, text_encoder = "16.58e9
-///       bytes", vae = 253785062 }
+///       components = { transformer = 40872114720,
+///                      text_encoder = "15.44 GiB", vae = 253785062 }
 ///
 /// Component sizes are integers (bytes) or byte strings ("20.3 GiB").
 
