@@ -37,6 +37,9 @@ TEST_CASE("a valid config is read, relative plugin dirs from the file's dir",
 dirs = ["plugins", "/opt/mold/plugins"]
 [backends.cpu]
 memory_limit = "8 GiB"
+[cache]
+policy = "greedy_dual_size"
+working_memory_floor = "3 GiB"
 [calibration]
 dir = "cal"
 )");
@@ -47,6 +50,8 @@ dir = "cal"
   CHECK(config.cpu_memory_limit == 8 * kGiB);
   CHECK(config.calibration_dir == std::filesystem::path(dir.path()) / "cal");
   CHECK(config.source == path);
+  CHECK(config.cache.policy == EvictionPolicy::greedy_dual_size);
+  CHECK(config.cache.working_memory_floor == 3 * kGiB);
 }
 
 TEST_CASE("malformed configs name the file, the line and the key", "[config]") {
@@ -68,6 +73,12 @@ TEST_CASE("malformed configs name the file, the line and the key", "[config]") {
       {"[plugins]\ndirs = [1]\n",
        "key 'plugins.dirs': every entry must be a string path"},
       {"[server]\nport = 1\n", "key 'server': unknown key"},
+      {"[cache]\npolicy = \"fifo\"\n",
+       ":2: key 'cache.policy': unknown eviction policy 'fifo'"},
+      {"[cache]\nworking_memory_floor = 3\n",
+       "key 'cache.working_memory_floor'"},
+      {"[cache]\nfloor = \"3 GiB\"\n",
+       "known here: policy, working_memory_floor"},
   };
   for (const auto& c : cases) {
     const auto path = dir.write("bad.toml", c.text);
