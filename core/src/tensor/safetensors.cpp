@@ -1,0 +1,283 @@
+#include "mold/safetensors.hpp"
+
+#include <fcntl.h>
+#include <fmt/format.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cstring>
+#include <fstream>
+#include <nlohmann/json.hpp>
+
+namespace mold {
+
+namespace fs = std::filesystem;
+
+namespace {
+
+struct DtypeInfo {
+  const char* name;
+  at::ScalarType type;
+  std::size_t size;
+};
+
+constexpr DtypeInfo kDtypes[] = {
+    {"F32", at::kFloat, 4},  {"F16", at::kHalf, 2}, {"BF16", at::kBFloat16, 2},
+    {"F64", at::kDouble, 8}, {"I64", at::kLong, 8}, {"I32", at::kInt, 4},
+    {"I16", at::kShort, 2},  {"I8", at::kChar, 1},  {"U8", at::kByte, 1},
+    {"BOOL", at::kBool, 1},
+};
+
+const DtypeInfo* dtype_by_name(const std::string& name) {
+  for (const auto& d : kDtypes)
+    if (name == d.name) return &d;
+  return nullptr;
+}
+
+const DtypeInfo* dtype_by_type(at::ScalarType type) {
+  for (const auto& d : kDtypes)
+    if (type == d.type) return &d;
+  return nullptr;
+}
+
+std::string shape_text(const std::vector<int64_t>& shape) {
+  std::string out = "[";
+  for (std::size_t i = 0; i < shape.size(); ++i)
+    out += (i ? ", " : "") + std::to_string(shape[i]);
+  return out + "]";
+}
+
+}  // namespace
+
+struct SafetensorsFile::Mapping {
+  void* address = nullptr;
+  std::size_t size = 0;
+  const char* data = nullptr;  // start of the data section
+  std::size_t data_size = 0;
+  ~Mapping() {
+    if (address && address != MAP_FAILED) munmap(address, size);
+  }
+};
+
+SafetensorsFile SafetensorsFile::open(const fs::path& path) {
+  auto fail = [&](const std::string& what) {
+    return SafetensorsError(fmt::format("{}: {}", path.string(), what));
+  };
+  const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
+  if (fd < 0)
+    throw fail(
+        fmt::format("cannot open: {}. Check the path", std::strerror(errno)));
+  struct stat st {};
+  if (fstat(fd, &st) != 0) {
+    ::close(fd);
+    throw fail("cannot read its size");
+  }
+  SafetensorsFile file;
+  file.path_ = path;
+  file.mapping_ = std::make_shared<Mapping>();
+  const std::size_t size = std::size_t(st.st_size);
+  if (size < 8) {
+    ::close(fd);
+    throw fail(fmt::format(
+        "truncated: {} bytes, a safetensors file starts with an 8-byte "
+        "header length",
+        size));
+  }
+  file.mapping_->size = size;
+  file.mapping_->address =
+      mmap(nullptr, size, PROT_READ | PROT_WRITE, MAP_PRIVATE, fd, 0);
+  ::close(fd);
+  if (file.mapping_->address == MAP_FAILED)
+    throw fail("cannot be memory-mapped");
+  const char* bytes = static_cast<const char*>(file.mapping_->address);
+
+  std::uint64_t header_size = 0;
+  for (int i = 7; i >= 0; --i)
+    header_size = (header_size << 8) | std::uint8_t(bytes[i]);
+  if (header_size > size - 8)
+    throw fail(fmt::format(
+        "truncated: the header says {} bytes of JSON but only {} follow",
+        header_size, size - 8));
+  nlohmann::json header;
+  try {
+    header = nlohmann::json::parse(bytes + 8, bytes + 8 + header_size);
+  } catch (const nlohmann::json::exception& e) {
+    throw fail(fmt::format("the JSON header is invalid: {}", e.what()));
+  }
+  if (!header.is_object()) throw fail("the JSON header is not an object");
+  file.mapping_->data = bytes + 8 + header_size;
+  file.mapping_->data_size = size - 8 - header_size;
+
+  std::vector<std::pair<std::size_t, std::size_t>> ranges;
+  for (const auto& [name, value] : header.items()) {
+    if (name == "__metadata__") {
+      if (!value.is_object()) throw fail("__metadata__ is not an object");
+      for (const auto& [k, v] : value.items())
+        file.metadata_[k] = v.is_string() ? v.get<std::string>() : v.dump();
+      continue;
+    }
+    auto bad = [&](const std::string& what) {
+      return fail(fmt::format("tensor '{}': {}", name, what));
+    };
+    if (!value.is_object() || !value.contains("dtype") ||
+        !value.contains("shape") || !value.contains("data_offsets"))
+      throw bad("needs dtype, shape and data_offsets");
+    SafetensorsEntry e;
+    e.name = name;
+    try {
+      e.dtype = value["dtype"].get<std::string>();
+      e.shape = value["shape"].get<std::vector<int64_t>>();
+      const auto offsets =
+          value["data_offsets"].get<std::vector<std::size_t>>();
+      if (offsets.size() != 2) throw bad("data_offsets must be [begin, end]");
+      e.begin = offsets[0];
+      e.end = offsets[1];
+    } catch (const nlohmann::json::exception&) {
+      throw bad(
+          "dtype must be a string, shape and data_offsets arrays of integers");
+    }
+    const DtypeInfo* dtype = dtype_by_name(e.dtype);
+    if (!dtype)
+      throw bad(fmt::format(
+          "unsupported dtype '{}' (F32, F16, BF16, F64, I64, I32, I16, I8, "
+          "U8, BOOL)",
+          e.dtype));
+    std::size_t count = 1;
+    for (auto d : e.shape) {
+      if (d < 0)
+        throw bad("negative dimension in shape " + shape_text(e.shape));
+      count *= std::size_t(d);
+    }
+    if (e.end < e.begin || e.end > file.mapping_->data_size)
+      throw bad(fmt::format(
+          "data_offsets [{}, {}] out of range: the data section has {} bytes "
+          "(is the file truncated?)",
+          e.begin, e.end, file.mapping_->data_size));
+    if (e.end - e.begin != count * dtype->size)
+      throw bad(fmt::format("{} bytes for shape {} of {}: expected {}",
+                            e.end - e.begin, shape_text(e.shape), e.dtype,
+                            count * dtype->size));
+    ranges.emplace_back(e.begin, e.end);
+    file.entries_.emplace(name, std::move(e));
+  }
+  std::sort(ranges.begin(), ranges.end());
+  for (std::size_t i = 1; i < ranges.size(); ++i)
+    if (ranges[i].first < ranges[i - 1].second)
+      throw fail(fmt::format("tensor data overlaps at bytes {}..{}",
+                             ranges[i].first, ranges[i - 1].second));
+  return file;
+}
+
+std::vector<std::string> SafetensorsFile::names() const {
+  std::vector<std::string> out;
+  for (const auto& [name, e] : entries_) out.push_back(name);
+  return out;
+}
+
+const SafetensorsEntry& SafetensorsFile::entry(const std::string& name) const {
+  auto it = entries_.find(name);
+  if (it == entries_.end())
+    throw SafetensorsError(
+        fmt::format("{}: no tensor '{}' ({} tensors in the file); is it a "
+                    "checkpoint of this model?",
+                    path_.string(), name, entries_.size()));
+  return it->second;
+}
+
+at::Tensor SafetensorsFile::view(const std::string& name) const {
+  const SafetensorsEntry& e = entry(name);
+  const DtypeInfo* dtype = dtype_by_name(e.dtype);
+  void* data = const_cast<char*>(mapping_->data + e.begin);
+  if (reinterpret_cast<std::uintptr_t>(data) % dtype->size != 0)
+    return tensor(name);  // misaligned for its type: a copy instead of a view
+  auto keep = mapping_;
+  return at::from_blob(
+      data, e.shape, [keep](void*) mutable { keep.reset(); },
+      at::TensorOptions().dtype(dtype->type));
+}
+
+at::Tensor SafetensorsFile::tensor(const std::string& name) const {
+  const SafetensorsEntry& e = entry(name);
+  const DtypeInfo* dtype = dtype_by_name(e.dtype);
+  at::Tensor out = at::empty(e.shape, at::TensorOptions().dtype(dtype->type));
+  if (e.end > e.begin)
+    std::memcpy(out.data_ptr(), mapping_->data + e.begin, e.end - e.begin);
+  return out;
+}
+
+void SafetensorsFile::copy_into(const std::string& name,
+                                at::Tensor& destination) const {
+  const SafetensorsEntry& e = entry(name);
+  if (destination.sizes() != at::IntArrayRef(e.shape))
+    throw SafetensorsError(fmt::format(
+        "{}: tensor '{}' has shape {}, the model expects {}", path_.string(),
+        name, shape_text(e.shape), c10::str(destination.sizes())));
+  at::NoGradGuard no_grad;
+  destination.copy_(view(name));
+}
+
+void save_safetensors(
+    const fs::path& path,
+    const std::vector<std::pair<std::string, at::Tensor>>& tensors,
+    const std::map<std::string, std::string>& metadata) {
+  nlohmann::json header = nlohmann::json::object();
+  if (!metadata.empty()) header["__metadata__"] = metadata;
+  std::vector<at::Tensor> contiguous;
+  std::size_t offset = 0;
+  for (const auto& [name, t] : tensors) {
+    const DtypeInfo* dtype = dtype_by_type(t.scalar_type());
+    if (!dtype)
+      throw SafetensorsError(
+          fmt::format("{}: tensor '{}' has dtype {}, which safetensors "
+                      "cannot store",
+                      path.string(), name, c10::toString(t.scalar_type())));
+    if (header.contains(name))
+      throw SafetensorsError(
+          fmt::format("{}: tensor '{}' given twice", path.string(), name));
+    at::Tensor c = t.detach().to(at::kCPU).contiguous();
+    const std::size_t bytes = c.nbytes();
+    header[name] = {{"dtype", dtype->name},
+                    {"shape", c.sizes().vec()},
+                    {"data_offsets", {offset, offset + bytes}}};
+    offset += bytes;
+    contiguous.push_back(std::move(c));
+  }
+  std::string json = header.dump();
+  json.append((8 - json.size() % 8) % 8, ' ');  // keeps the data 8-byte aligned
+
+  const fs::path temporary =
+      path.string() + ".tmp-" + std::to_string(::getpid());
+  {
+    std::ofstream out(temporary, std::ios::binary | std::ios::trunc);
+    if (!out)
+      throw SafetensorsError(fmt::format("{}: cannot write beside it ({})",
+                                         path.string(), std::strerror(errno)));
+    std::uint64_t n = json.size();
+    char length[8];
+    for (int i = 0; i < 8; ++i) length[i] = char((n >> (8 * i)) & 0xff);
+    out.write(length, 8);
+    out.write(json.data(), std::streamsize(json.size()));
+    for (const auto& c : contiguous)
+      out.write(static_cast<const char*>(c.data_ptr()),
+                std::streamsize(c.nbytes()));
+    out.flush();
+    if (!out) {
+      out.close();
+      std::error_code ec;
+      fs::remove(temporary, ec);
+      throw SafetensorsError(
+          fmt::format("{}: writing failed (disk full?)", path.string()));
+    }
+  }
+  std::error_code ec;
+  fs::rename(temporary, path, ec);
+  if (ec) {
+    fs::remove(temporary, ec);
+    throw SafetensorsError(
+        fmt::format("{}: cannot replace it: {}", path.string(), ec.message()));
+  }
+}
+
+}  // namespace mold

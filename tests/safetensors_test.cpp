@@ -1,0 +1,107 @@
+#include <catch2/catch.hpp>
+#include <fstream>
+#include <mold/safetensors.hpp>
+
+#include "support/aten_for_tests.hpp"
+#include "support/process.hpp"
+
+using namespace mold;
+using mold::test::TempDir;
+
+namespace {
+/// A safetensors file from a raw header and data, to build broken ones.
+std::string write_raw(const TempDir& dir, const std::string& name,
+                      const std::string& header, const std::string& data,
+                      std::int64_t claimed_header = -1) {
+  std::string bytes(8, '\0');
+  const std::uint64_t n =
+      claimed_header < 0 ? header.size() : std::uint64_t(claimed_header);
+  for (int i = 0; i < 8; ++i) bytes[i] = char((n >> (8 * i)) & 0xff);
+  return dir.write(name, bytes + header + data);
+}
+}  // namespace
+
+TEST_CASE("safetensors round trip in F32, F16 and BF16", "[safetensors]") {
+  TempDir dir;
+  at::manual_seed(3);
+  const at::Tensor a = at::randn({3, 4, 5});
+  const at::Tensor h = at::randn({7}).to(at::kHalf);
+  const at::Tensor b = at::randn({2, 2}).to(at::kBFloat16);
+  const auto path = dir.path() + "/w.safetensors";
+  save_safetensors(path, {{"a", a}, {"half", h}, {"bf", b}},
+                   {{"format", "pt"}});
+  const auto file = SafetensorsFile::open(path);
+  CHECK(file.names() == std::vector<std::string>{"a", "bf", "half"});
+  CHECK(file.metadata().at("format") == "pt");
+  CHECK(at::equal(file.tensor("a"), a));
+  CHECK(at::equal(file.view("half"), h));
+  CHECK(file.view("bf").scalar_type() == at::kBFloat16);
+  CHECK(at::equal(file.view("bf"), b));
+  at::Tensor into = at::zeros({3, 4, 5}, at::kDouble);
+  file.copy_into("a", into);
+  CHECK(at::allclose(into, a.to(at::kDouble)));
+  // The view is copy-on-write: changing it leaves the file alone.
+  at::Tensor v = file.view("a");
+  v.zero_();
+  CHECK(at::equal(SafetensorsFile::open(path).tensor("a"), a));
+  CHECK(std::filesystem::directory_iterator(dir.path()) !=
+        std::filesystem::directory_iterator());
+  for (const auto& entry : std::filesystem::directory_iterator(dir.path()))
+    CHECK(entry.path().filename() ==
+          "w.safetensors");  // no temporary left behind
+}
+
+TEST_CASE("broken safetensors files name the file and the tensor",
+          "[safetensors]") {
+  TempDir dir;
+  struct Case {
+    std::string name, header, data;
+    std::int64_t claimed;
+    const char* expected;
+  };
+  const std::string ok =
+      R"({"w":{"dtype":"F32","shape":[2],"data_offsets":[0,8]}})";
+  const Case cases[] = {
+      {"short", "", "", -1, "truncated"},
+      {"claims_more", ok, std::string(8, '\0'), 4096,
+       "truncated: the header says 4096"},
+      {"bad_json", "{\"w\": [", "", -1, "the JSON header is invalid"},
+      {"no_offsets", R"({"w":{"dtype":"F32","shape":[2]}})", "", -1,
+       "tensor 'w': needs dtype, shape and data_offsets"},
+      {"dtype", R"({"w":{"dtype":"Q4","shape":[2],"data_offsets":[0,8]}})",
+       std::string(8, '\0'), -1, "tensor 'w': unsupported dtype 'Q4'"},
+      {"out_of_range", ok, std::string(4, '\0'), -1,
+       "tensor 'w': data_offsets [0, 8] out of range"},
+      {"size", R"({"w":{"dtype":"F32","shape":[3],"data_offsets":[0,8]}})",
+       std::string(8, '\0'), -1, "8 bytes for shape [3] of F32: expected 12"},
+      {"overlap",
+       R"({"a":{"dtype":"F32","shape":[2],"data_offsets":[0,8]},"b":{"dtype":"F32","shape":[2],"data_offsets":[4,12]}})",
+       std::string(12, '\0'), -1, "overlaps"},
+  };
+  for (const auto& c : cases) {
+    INFO(c.name);
+    std::string path;
+    if (c.name == "short")
+      path = dir.write("short.safetensors", "abc");
+    else
+      path =
+          write_raw(dir, c.name + ".safetensors", c.header, c.data, c.claimed);
+    CHECK_THROWS_WITH(SafetensorsFile::open(path),
+                      Catch::Contains(path) && Catch::Contains(c.expected));
+  }
+  const auto good =
+      write_raw(dir, "good.safetensors", ok, std::string(8, '\0'));
+  const auto file = SafetensorsFile::open(good);
+  CHECK_THROWS_WITH(
+      file.tensor("missing"),
+      Catch::Contains(good) && Catch::Contains("no tensor 'missing'"));
+  at::Tensor wrong = at::zeros({3});
+  CHECK_THROWS_WITH(
+      file.copy_into("w", wrong),
+      Catch::Contains("tensor 'w' has shape [2], the model expects [3]"));
+  CHECK_THROWS_WITH(SafetensorsFile::open(dir.path() + "/absent.safetensors"),
+                    Catch::Contains("absent.safetensors: cannot open"));
+  CHECK_THROWS_WITH(save_safetensors(dir.path() + "/no/such/dir/x.safetensors",
+                                     {{"w", wrong}}),
+                    Catch::Contains("cannot write"));
+}
