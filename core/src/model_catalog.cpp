@@ -120,7 +120,7 @@ ModelFamily load_model_family(const std::filesystem::path& file) {
 
 void register_family_from_data_files(Registrar& registrar,
                                      const std::string& family_name,
-                                     FamilyHints hints) {
+                                     FamilyHints hints, VaeFactory make_vae) {
   const auto models_file = registrar.data_file("models.toml");
   ModelFamily family = load_model_family(models_file);
   if (family.name != family_name)
@@ -134,6 +134,7 @@ void register_family_from_data_files(Registrar& registrar,
       return hints(catalog, report, workload);
     };
   }
+  family.make_vae = std::move(make_vae);
   registrar.add_family(std::move(family));
   CalibrationFile::load_for(registrar).register_estimators(registrar,
                                                            family_name);

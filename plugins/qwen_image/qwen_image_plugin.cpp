@@ -4,9 +4,12 @@
 
 #include <mold/model_catalog.hpp>
 #include <mold/plugin.hpp>
+#include <mold/vae.hpp>
 #include <mold/workload.hpp>
 #include <string>
 #include <vector>
+
+#include "qwen_image_vae.hpp"
 
 namespace {
 
@@ -28,7 +31,8 @@ std::vector<std::string> qwen_image_hints(const mold::ModelFamily& family,
 }
 
 void register_all(mold::Registrar& registrar) {
-  mold::register_family_from_data_files(registrar, kFamily, qwen_image_hints);
+  mold::register_family_from_data_files(registrar, kFamily, qwen_image_hints,
+                                        mold::qwen_image::make_qwen_image_vae);
 }
 
 }  // namespace

@@ -4,9 +4,12 @@
 
 #include <mold/model_catalog.hpp>
 #include <mold/plugin.hpp>
+#include <mold/vae.hpp>
 #include <mold/workload.hpp>
 #include <string>
 #include <vector>
+
+#include "flux_vae.hpp"
 
 namespace {
 
@@ -33,7 +36,8 @@ std::vector<std::string> zimage_hints(const mold::ModelFamily& family,
 }
 
 void register_all(mold::Registrar& registrar) {
-  mold::register_family_from_data_files(registrar, kFamily, zimage_hints);
+  mold::register_family_from_data_files(registrar, kFamily, zimage_hints,
+                                        mold::zimage::make_flux_vae);
 }
 
 }  // namespace

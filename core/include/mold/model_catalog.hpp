@@ -43,6 +43,7 @@ using FamilyHints = std::function<std::vector<std::string>(
 /// / InvalidArgument naming the file.
 void register_family_from_data_files(Registrar& registrar,
                                      const std::string& family_name,
-                                     FamilyHints hints);
+                                     FamilyHints hints,
+                                     VaeFactory make_vae = {});
 
 }  // namespace mold

@@ -2,6 +2,9 @@
 /// A model family (Qwen-Image, Z-Image, ...): its models, their variants and
 /// the byte size of each component, for planning what fits where.
 
+#include <cstdint>
+#include <functional>
+#include <memory>
 #include <optional>
 #include <string>
 #include <vector>
@@ -10,6 +13,13 @@
 #include "mold/oom.hpp"
 
 namespace mold {
+
+class Vae;  // mold/vae.hpp
+
+/// Builds a family's VAE for a config ("default", "tiny"), weights from `seed`.
+/// Throws InvalidArgument for an unknown config.
+using VaeFactory = std::function<std::unique_ptr<Vae>(const std::string& config,
+                                                      std::uint64_t seed)>;
 
 /// One loadable part of a model: "transformer", "text_encoder", "vae".
 struct ComponentSize {
@@ -42,6 +52,8 @@ struct ModelFamily {
   std::vector<ModelInfo> models;
   /// Family-specific advice for an OOM (may be empty).
   HintProvider hints;
+  /// The family's VAE (empty when this build has none).
+  VaeFactory make_vae;
 
   const ModelInfo* model(const std::string& name) const;
   /// Finds "qwen-image-edit-2511:q4" or "qwen-image-edit-2511" (default

@@ -1,0 +1,16 @@
+#pragma once
+// The Qwen-Image VAE (AutoencoderKLQwenImage), for single images, in the
+// diffusers checkpoint layout.
+
+#include <memory>
+#include <mold/vae.hpp>
+#include <string>
+
+namespace mold::qwen_image {
+
+/// "default": base 96, multipliers [1, 2, 4, 4], z 16, 126.89 M parameters.
+/// "tiny": base 8 (for tests and CPU runs).
+std::unique_ptr<Vae> make_qwen_image_vae(const std::string& config,
+                                         std::uint64_t seed);
+
+}  // namespace mold::qwen_image

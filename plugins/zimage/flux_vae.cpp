@@ -1,0 +1,193 @@
+#include "flux_vae.hpp"
+
+#include <mold/error.hpp>
+#include <vector>
+
+namespace mold::zimage {
+
+namespace {
+
+constexpr double kScale = 0.3611;  // scaling_factor of the published config
+constexpr double kShift = 0.1159;  // shift_factor
+constexpr double kNormEps = 1e-6;
+
+class FluxVae final : public Vae {
+ public:
+  FluxVae(const std::string& config, std::vector<int64_t> channels,
+          int64_t groups)
+      : Vae(config), channels_(std::move(channels)), groups_(groups) {
+    const int64_t latent2 = 2 * latent_channels();
+    // Encoder.
+    conv_params("encoder.conv_in", channels_[0], 3, 3);
+    int64_t in = channels_[0];
+    for (std::size_t i = 0; i < channels_.size(); ++i) {
+      const int64_t out = channels_[i];
+      const std::string block = "encoder.down_blocks." + std::to_string(i);
+      for (int r = 0; r < 2; ++r)
+        resnet_params(block + ".resnets." + std::to_string(r), r ? out : in,
+                      out);
+      if (i + 1 < channels_.size())
+        conv_params(block + ".downsamplers.0.conv", out, out, 3);
+      in = out;
+    }
+    mid_params("encoder.mid_block", channels_.back());
+    norm_params("encoder.conv_norm_out", channels_.back());
+    conv_params("encoder.conv_out", latent2, channels_.back(), 3);
+    // Decoder.
+    conv_params("decoder.conv_in", channels_.back(), latent_channels(), 3);
+    mid_params("decoder.mid_block", channels_.back());
+    in = channels_.back();
+    for (std::size_t i = 0; i < channels_.size(); ++i) {
+      const int64_t out = channels_[channels_.size() - 1 - i];
+      const std::string block = "decoder.up_blocks." + std::to_string(i);
+      for (int r = 0; r < 3; ++r)
+        resnet_params(block + ".resnets." + std::to_string(r), r ? out : in,
+                      out);
+      if (i + 1 < channels_.size())
+        conv_params(block + ".upsamplers.0.conv", out, out, 3);
+      in = out;
+    }
+    norm_params("decoder.conv_norm_out", channels_.front());
+    conv_params("decoder.conv_out", 3, channels_.front(), 3);
+  }
+
+  std::string family() const override { return "zimage"; }
+
+  at::Tensor encode(const at::Tensor& image,
+                    const VaeRunOptions& o) const override {
+    at::NoGradGuard no_grad;
+    at::Tensor h = conv_named(image, "encoder.conv_in", 1, 1, o);
+    for (std::size_t i = 0; i < channels_.size(); ++i) {
+      const std::string block = "encoder.down_blocks." + std::to_string(i);
+      for (int r = 0; r < 2; ++r)
+        h = resnet(h, block + ".resnets." + std::to_string(r), o);
+      if (i + 1 < channels_.size())
+        h = downsample(h, block + ".downsamplers.0.conv", o);
+    }
+    h = mid(h, "encoder.mid_block", o);
+    h = at::silu(norm(h, "encoder.conv_norm_out"));
+    h = conv_named(h, "encoder.conv_out", 1, 1, o);
+    return h.narrow(1, 0, latent_channels())
+        .contiguous();  // the mean; logvar follows
+  }
+
+  at::Tensor decode(const at::Tensor& latent,
+                    const VaeRunOptions& o) const override {
+    at::NoGradGuard no_grad;
+    at::Tensor h = conv_named(latent, "decoder.conv_in", 1, 1, o);
+    h = mid(h, "decoder.mid_block", o);
+    for (std::size_t i = 0; i < channels_.size(); ++i) {
+      const std::string block = "decoder.up_blocks." + std::to_string(i);
+      for (int r = 0; r < 3; ++r)
+        h = resnet(h, block + ".resnets." + std::to_string(r), o);
+      if (i + 1 < channels_.size())
+        h = upsample(h, block + ".upsamplers.0.conv", o);
+    }
+    h = at::silu(norm(h, "decoder.conv_norm_out"));
+    return conv_named(h, "decoder.conv_out", 1, 1,
+                      o);  // no clamp in this model
+  }
+
+  at::Tensor scale_latent(const at::Tensor& z) const override {
+    return (z - kShift) * kScale;
+  }
+  at::Tensor unscale_latent(const at::Tensor& z) const override {
+    return z / kScale + kShift;
+  }
+
+ private:
+  void conv_params(const std::string& prefix, int64_t out, int64_t in,
+                   int64_t k) {
+    add(prefix + ".weight", {out, in, k, k});
+    add(prefix + ".bias", {out});
+  }
+  void norm_params(const std::string& prefix, int64_t c) {
+    add(prefix + ".weight", {c});
+    add(prefix + ".bias", {c});
+  }
+  void resnet_params(const std::string& prefix, int64_t in, int64_t out) {
+    norm_params(prefix + ".norm1", in);
+    conv_params(prefix + ".conv1", out, in, 3);
+    norm_params(prefix + ".norm2", out);
+    conv_params(prefix + ".conv2", out, out, 3);
+    if (in != out) conv_params(prefix + ".conv_shortcut", out, in, 1);
+  }
+  void mid_params(const std::string& prefix, int64_t c) {
+    resnet_params(prefix + ".resnets.0", c, c);
+    const std::string attn = prefix + ".attentions.0";
+    norm_params(attn + ".group_norm", c);
+    for (const char* proj : {".to_q", ".to_k", ".to_v", ".to_out.0"}) {
+      add(attn + proj + ".weight", {c, c});
+      add(attn + proj + ".bias", {c});
+    }
+    resnet_params(prefix + ".resnets.1", c, c);
+  }
+
+  at::Tensor norm(const at::Tensor& x, const std::string& prefix) const {
+    return at::group_norm(x, groups_, p(prefix + ".weight"),
+                          p(prefix + ".bias"), kNormEps);
+  }
+  at::Tensor conv_named(const at::Tensor& x, const std::string& prefix,
+                        int64_t stride, int64_t padding,
+                        const VaeRunOptions& o) const {
+    return conv(x, p(prefix + ".weight"), p(prefix + ".bias"), stride, padding,
+                o);
+  }
+  at::Tensor resnet(const at::Tensor& x, const std::string& prefix,
+                    const VaeRunOptions& o) const {
+    at::Tensor h = conv_named(at::silu(norm(x, prefix + ".norm1")),
+                              prefix + ".conv1", 1, 1, o);
+    h = conv_named(at::silu(norm(h, prefix + ".norm2")), prefix + ".conv2", 1,
+                   1, o);
+    const at::Tensor shortcut =
+        has(prefix + ".conv_shortcut.weight")
+            ? conv_named(x, prefix + ".conv_shortcut", 1, 0, o)
+            : x;
+    return shortcut + h;
+  }
+  at::Tensor attention_block(const at::Tensor& x, const std::string& prefix,
+                             const VaeRunOptions& o) const {
+    const int64_t b = x.size(0), c = x.size(1), hgt = x.size(2),
+                  wid = x.size(3);
+    const at::Tensor tokens =
+        norm(x, prefix + ".group_norm").view({b, c, hgt * wid}).transpose(1, 2);
+    auto linear = [&](const at::Tensor& t, const std::string& name) {
+      return at::linear(t, p(prefix + name + ".weight"),
+                        p(prefix + name + ".bias"));
+    };
+    at::Tensor out = attention(linear(tokens, ".to_q"), linear(tokens, ".to_k"),
+                               linear(tokens, ".to_v"), o);
+    out = linear(out, ".to_out.0");
+    return out.transpose(1, 2).reshape({b, c, hgt, wid}) + x;
+  }
+  at::Tensor mid(const at::Tensor& x, const std::string& prefix,
+                 const VaeRunOptions& o) const {
+    at::Tensor h = resnet(x, prefix + ".resnets.0", o);
+    h = attention_block(h, prefix + ".attentions.0", o);
+    return resnet(h, prefix + ".resnets.1", o);
+  }
+
+  std::vector<int64_t> channels_;
+  int64_t groups_;
+};
+
+}  // namespace
+
+std::unique_ptr<Vae> make_flux_vae(const std::string& config,
+                                   std::uint64_t seed) {
+  std::unique_ptr<Vae> vae;
+  if (config == "default")
+    vae = std::make_unique<FluxVae>(
+        config, std::vector<int64_t>{128, 256, 512, 512}, 32);
+  else if (config == "tiny")
+    vae = std::make_unique<FluxVae>(config,
+                                    std::vector<int64_t>{32, 32, 64, 64}, 32);
+  else
+    throw InvalidArgument(
+        "the zimage VAE has configs 'default' and 'tiny', not '" + config +
+        "'");
+  vae->init_from_seed(seed);
+  return vae;
+}
+
+}  // namespace mold::zimage

@@ -1,0 +1,16 @@
+#pragma once
+// The FLUX.1 AutoencoderKL that Z-Image uses, in the diffusers checkpoint
+// layout.
+
+#include <memory>
+#include <mold/vae.hpp>
+#include <string>
+
+namespace mold::zimage {
+
+/// "default": channels 128/256/512/512, GroupNorm 32, 16 latent channels, 83.82
+/// M parameters. "tiny": channels 32/32/64/64 (for tests and CPU runs).
+std::unique_ptr<Vae> make_flux_vae(const std::string& config,
+                                   std::uint64_t seed);
+
+}  // namespace mold::zimage
