@@ -66,5 +66,7 @@ void warn_load_errors(const mold::Registry& registry);
 int plugins_command(const std::vector<std::string>& args);
 int estimate_command(const std::vector<std::string>& args);
 int classify_command(const std::vector<std::string>& args);
+int vae_command(const std::vector<std::string>& args);
+int tiling_command(const std::vector<std::string>& args);
 
 }  // namespace molddiag

@@ -20,6 +20,8 @@ commands:
   plugins    list loaded plugins, what they registered, and plugins that failed to load
   estimate   the working-memory estimate of one operation
   classify   whether an error text is an out-of-memory error, where, and what to do
+  vae        run one VAE encode or decode on tensors from a safetensors file
+  tiling     decode one latent whole, bounded and tiled: peaks, times, differences
 
 Run 'molddiag <command> --help' for a command's options.
 Options of every command: --plugin-dir DIR, --config FILE, --cpu-memory-limit BYTES.
@@ -45,6 +47,8 @@ int main(int argc, char** argv) {
     if (command == "plugins") return molddiag::plugins_command(args);
     if (command == "estimate") return molddiag::estimate_command(args);
     if (command == "classify") return molddiag::classify_command(args);
+    if (command == "vae") return molddiag::vae_command(args);
+    if (command == "tiling") return molddiag::tiling_command(args);
     std::cerr << fmt::format("molddiag: unknown command '{}'\n\n{}", command,
                              kUsage);
     return molddiag::kUsage;
