@@ -64,7 +64,7 @@ TEST_CASE("broken safetensors files name the file and the tensor",
   const Case cases[] = {
       {"short", "", "", -1, "truncated"},
       {"claims_more", ok, std::string(8, '\0'), 4096,
-       "truncated: the header says 4096"},
+       "truncated, or not a safetensors file: the header says 4096"},
       {"bad_json", "{\"w\": [", "", -1, "the JSON header is invalid"},
       {"no_offsets", R"({"w":{"dtype":"F32","shape":[2]}})", "", -1,
        "tensor 'w': needs dtype, shape and data_offsets"},

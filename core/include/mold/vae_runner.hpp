@@ -1,7 +1,7 @@
 #pragma once
-/// One VAE operation (encode or decode) run whole, with bounded convolutions, in tiles, or
-/// through the recovery ladder whole -> bounded -> tiles 64/32/16 -> cpu, each rung
-/// estimated by the registered estimators.
+/// One VAE operation (encode or decode) run whole, with bounded convolutions,
+/// in tiles, or through the recovery ladder whole -> bounded -> tiles 64/32/16
+/// -> cpu, each rung estimated by the registered estimators.
 
 #include <ATen/ATen.h>
 
@@ -25,7 +25,8 @@ VaeMode parse_vae_mode(std::string_view text);
 
 struct VaeJob {
   std::string op;  ///< "vae_encode" or "vae_decode"
-  /// encode: an image (N, 3, H, W) in [-1, 1]; decode: a latent in the VAE's own space.
+  /// encode: an image (N, 3, H, W) in [-1, 1]; decode: a latent in the VAE's
+  /// own space.
   at::Tensor input;
   VaeMode mode = VaeMode::whole;
   int tile = 64;     ///< latent units, for tiled
@@ -33,20 +34,26 @@ struct VaeJob {
   Blend blend = Blend::smootherstep;
   Bytes workspace_bound = kDefaultConvWorkspace;
   std::string dtype = "float32";  ///< for the estimates
+  /// Skip ladder rungs whose estimate does not fit. The registered estimators
+  /// describe the published architectures: turn this off for other configs
+  /// (e.g. "tiny").
+  bool predict = true;
 };
 
 struct VaeJobResult {
   at::Tensor output;
-  std::string rung;  ///< the way that produced it: whole, bounded, tiles_64, ..., cpu
+  std::string
+      rung;  ///< the way that produced it: whole, bounded, tiles_64, ..., cpu
   std::vector<RecoveryAttempt> attempts;
 };
 
-/// Runs `job` on `backend` (the input is moved to its device; the output comes back on
-/// the CPU). With VaeMode::ladder a recognised OOM or an invalid output moves to the next
-/// rung; the cpu rung runs on `cpu` (which may be the same backend). Throws what the
-/// operation throws (whole, bounded, tiled) or RecoveryFailed (ladder).
-VaeJobResult run_vae(const Vae& vae, const Registry& registry, const VaeJob& job,
-                     const std::shared_ptr<Backend>& backend,
+/// Runs `job` on `backend` (the input is moved to its device; the output comes
+/// back on the CPU). With VaeMode::ladder a recognised OOM or an invalid output
+/// moves to the next rung; the cpu rung runs on `cpu` (which may be the same
+/// backend). Throws what the operation throws (whole, bounded, tiled) or
+/// RecoveryFailed (ladder).
+VaeJobResult run_vae(const Vae& vae, const Registry& registry,
+                     const VaeJob& job, const std::shared_ptr<Backend>& backend,
                      const std::shared_ptr<Backend>& cpu);
 
 }  // namespace mold

@@ -98,7 +98,8 @@ SafetensorsFile SafetensorsFile::open(const fs::path& path) {
     header_size = (header_size << 8) | std::uint8_t(bytes[i]);
   if (header_size > size - 8)
     throw fail(fmt::format(
-        "truncated: the header says {} bytes of JSON but only {} follow",
+        "truncated, or not a safetensors file: the header says {} bytes "
+        "of JSON but only {} follow",
         header_size, size - 8));
   nlohmann::json header;
   try {
