@@ -68,5 +68,6 @@ int estimate_command(const std::vector<std::string>& args);
 int classify_command(const std::vector<std::string>& args);
 int vae_command(const std::vector<std::string>& args);
 int tiling_command(const std::vector<std::string>& args);
+int calibrate_command(const std::vector<std::string>& args);
 
 }  // namespace molddiag

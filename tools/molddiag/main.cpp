@@ -22,6 +22,7 @@ commands:
   classify   whether an error text is an out-of-memory error, where, and what to do
   vae        run one VAE encode or decode on tensors from a safetensors file
   tiling     decode one latent whole, bounded and tiled: peaks, times, differences
+  calibrate  measure a VAE's working memory on the cpu backend; write the constants
 
 Run 'molddiag <command> --help' for a command's options.
 Options of every command: --plugin-dir DIR, --config FILE, --cpu-memory-limit BYTES.
@@ -49,6 +50,7 @@ int main(int argc, char** argv) {
     if (command == "classify") return molddiag::classify_command(args);
     if (command == "vae") return molddiag::vae_command(args);
     if (command == "tiling") return molddiag::tiling_command(args);
+    if (command == "calibrate") return molddiag::calibrate_command(args);
     std::cerr << fmt::format("molddiag: unknown command '{}'\n\n{}", command,
                              kUsage);
     return molddiag::kUsage;
