@@ -86,9 +86,9 @@ TEST_CASE("the cuda decode estimate is the documented constant",
   CHECK(e.bytes == 1248ull * 832 * 2 * 2900);
   CHECK_THAT(e.source,
              Catch::Contains("qwen_image.calibration.toml [vae_decode.cuda]"));
-  const Estimate cpu =
-      mold::test::real_plugins().estimate(qwen("vae_decode", "cpu", 832, 1248));
-  CHECK_FALSE(cpu.calibrated);
+  const Estimate metal = mold::test::real_plugins().estimate(
+      qwen("vae_decode", "metal", 832, 1248));
+  CHECK_FALSE(metal.calibrated);  // borrowed from cuda until measured
 }
 
 TEST_CASE("tiled workloads are estimated for one tile", "[calibration]") {

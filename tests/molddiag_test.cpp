@@ -95,7 +95,7 @@ TEST_CASE("molddiag estimate answers the documented cuda decode", "[cli]") {
 
   const auto text =
       molddiag({"estimate", "--family", "zimage", "--op", "vae_encode",
-                "--backend", "cpu", "--width", "512", "--height", "512"});
+                "--backend", "metal", "--width", "512", "--height", "512"});
   CHECK(text.exit_code == 0);
   CHECK_THAT(text.out, Catch::Contains("calibrated: no"));
   CHECK_THAT(text.out, Catch::Contains(std::to_string(512ull * 512 * 2 * 1100) +
