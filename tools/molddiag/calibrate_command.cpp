@@ -153,6 +153,11 @@ int calibrate_command(const std::vector<std::string>& args) {
     throw UsageError(
         fmt::format("--headroom {} must be between 1.0 and 2.0", headroom));
   const std::vector<int> sizes = parse_sizes(sizes_text);
+  if (!write.empty() && config != "default")
+    throw UsageError(
+        "--write records constants of the published architecture: drop "
+        "--arch " +
+        config);
   if (!write.empty() && !std::filesystem::is_regular_file(write))
     throw UsageError(
         fmt::format("--write {}: no such calibration file", write));

@@ -20,7 +20,7 @@ class Registry;
 
 /// One way to run the operation.
 struct RecoveryRung {
-  std::string name;  ///< "whole", "bounded_conv", "tiles_64", "cpu"
+  std::string name;  ///< "whole", "bounded", "tiles_64", "cpu"
   /// Where it runs; its memory is read to predict and to clean up.
   std::shared_ptr<Backend> backend;
   /// Its working memory, when estimated: a rung that cannot fit the free memory

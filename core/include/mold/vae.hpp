@@ -50,13 +50,17 @@ class Vae {
     return params_;
   }
   int64_t parameter_count() const;
+  /// Moves every parameter to `device` (a no-op when they are there).
+  void to(const c10::Device& device);
+  /// Where the parameters are.
+  c10::Device device() const;
   /// Deterministic weights from `seed` (no checkpoint): the same seed, the same
   /// model.
   void init_from_seed(std::uint64_t seed);
-  /// Copies every parameter from a checkpoint (cast to float32). A missing
-  /// tensor or a shape mismatch is a SafetensorsError naming the file and the
-  /// tensor; tensors the model does not have are listed in the error too when
-  /// nothing matches.
+  /// Copies every parameter from a checkpoint (cast to float32, onto the
+  /// parameters' device). A missing tensor or a shape mismatch is a
+  /// SafetensorsError naming the file and the tensor; tensors of the file the
+  /// model does not have are ignored.
   void load(const SafetensorsFile& file);
 
  protected:

@@ -47,13 +47,14 @@ struct VaeJobResult {
   std::vector<RecoveryAttempt> attempts;
 };
 
-/// Runs `job` on `backend` (the input is moved to its device; the output comes
+/// Runs `job` on `backend` (the VAE's weights and the input are moved to its
+/// device; the output comes
 /// back on the CPU). With VaeMode::ladder a recognised OOM or an invalid output
 /// moves to the next rung; the cpu rung runs on `cpu` (which may be the same
 /// backend). Throws what the operation throws (whole, bounded, tiled) or
 /// RecoveryFailed (ladder).
-VaeJobResult run_vae(const Vae& vae, const Registry& registry,
-                     const VaeJob& job, const std::shared_ptr<Backend>& backend,
+VaeJobResult run_vae(Vae& vae, const Registry& registry, const VaeJob& job,
+                     const std::shared_ptr<Backend>& backend,
                      const std::shared_ptr<Backend>& cpu);
 
 }  // namespace mold

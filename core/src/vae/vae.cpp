@@ -35,6 +35,16 @@ int64_t Vae::parameter_count() const {
   return n;
 }
 
+void Vae::to(const c10::Device& device) {
+  for (auto& [name, t] : params_)
+    if (t.device() != device) t = t.to(device);
+}
+
+c10::Device Vae::device() const {
+  return params_.empty() ? c10::Device(c10::kCPU)
+                         : params_.begin()->second.device();
+}
+
 void Vae::init_from_seed(std::uint64_t seed) {
   at::NoGradGuard no_grad;
   at::Generator generator = at::detail::createCPUGenerator(seed);

@@ -37,9 +37,9 @@ namespace {
 bool is_decode(const VaeJob& job) { return job.op == ops::kVaeDecode; }
 
 /// One run of the operation on `device`, whole or in tiles.
-at::Tensor run_once(const Vae& vae, const VaeJob& job,
-                    const c10::Device& device, const VaeRunOptions& options,
-                    int tile) {
+at::Tensor run_once(Vae& vae, const VaeJob& job, const c10::Device& device,
+                    const VaeRunOptions& options, int tile) {
+  vae.to(device);  // the cpu rung brings the weights back to host memory
   const at::Tensor input = job.input.to(device);
   auto op = [&](const at::Tensor& x) {
     return is_decode(job) ? vae.decode(x, options) : vae.encode(x, options);
@@ -79,8 +79,8 @@ std::optional<Bytes> estimate_for(const Registry& registry, const Vae& vae,
 
 }  // namespace
 
-VaeJobResult run_vae(const Vae& vae, const Registry& registry,
-                     const VaeJob& job, const std::shared_ptr<Backend>& backend,
+VaeJobResult run_vae(Vae& vae, const Registry& registry, const VaeJob& job,
+                     const std::shared_ptr<Backend>& backend,
                      const std::shared_ptr<Backend>& cpu) {
   if (job.op != ops::kVaeDecode && job.op != ops::kVaeEncode)
     throw InvalidArgument(
