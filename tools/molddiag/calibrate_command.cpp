@@ -163,12 +163,8 @@ int calibrate_command(const std::vector<std::string>& args) {
         fmt::format("--write {}: no such calibration file", write));
 
   const DiagContext context = make_context(common);
-  const mold::ModelFamily* f = context.registry->family(family);
-  if (!f || !f->make_vae)
-    throw mold::NotFound(
-        fmt::format("family '{}' has no VAE registered here", family));
   auto cpu = mold::CpuBackend::instance();
-  const auto vae = f->make_vae(config, 0);
+  const auto vae = make_family_vae(*context.registry, family, config, 0);
   at::Generator generator = at::detail::createCPUGenerator(1);
   std::vector<Point> points;
   for (const int size : sizes) {

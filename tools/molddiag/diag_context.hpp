@@ -10,6 +10,10 @@
 #include <string>
 #include <vector>
 
+namespace mold {
+class Vae;  // mold/vae.hpp: only the commands that run a VAE include libtorch
+}
+
 namespace molddiag {
 
 /// Exit codes, documented in docs/molddiag.md.
@@ -62,6 +66,13 @@ boost::program_options::variables_map parse(
 /// One line on stderr when plugins failed to load (commands other than
 /// `plugins`).
 void warn_load_errors(const mold::Registry& registry);
+
+/// The family's VAE in `config` ("default", "tiny") with weights from `seed`.
+/// Throws NotFound naming the family when it is unknown or has no VAE.
+std::unique_ptr<mold::Vae> make_family_vae(const mold::Registry& registry,
+                                           const std::string& family,
+                                           const std::string& config,
+                                           std::uint64_t seed);
 
 int plugins_command(const std::vector<std::string>& args);
 int estimate_command(const std::vector<std::string>& args);

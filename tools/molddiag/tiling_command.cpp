@@ -115,11 +115,7 @@ int tiling_command(const std::vector<std::string>& args) {
   at::globalContext().setUserEnabledMkldnn(mkldnn == "on");
 
   const DiagContext context = make_context(common);
-  const mold::ModelFamily* f = context.registry->family(family);
-  if (!f || !f->make_vae)
-    throw mold::NotFound(
-        fmt::format("family '{}' has no VAE registered here", family));
-  const auto vae = f->make_vae(config, seed);
+  const auto vae = make_family_vae(*context.registry, family, config, seed);
   at::Generator generator = at::detail::createCPUGenerator(seed + 1);
   const at::Tensor latent_tensor = vae->unscale_latent(at::randn(
       {1, vae->latent_channels(), latent, latent}, generator, at::kFloat));

@@ -109,13 +109,7 @@ int vae_command(const std::vector<std::string>& args) {
 
   const DiagContext context = make_context(common);
   warn_load_errors(*context.registry);
-  const mold::ModelFamily* f = context.registry->family(family);
-  if (!f)
-    throw mold::NotFound(fmt::format("no family '{}' is registered", family));
-  if (!f->make_vae)
-    throw mold::NotFound(
-        fmt::format("family '{}' has no VAE in this build", family));
-  const auto vae = f->make_vae(config, seed);
+  const auto vae = make_family_vae(*context.registry, family, config, seed);
   if (!weights.empty()) vae->load(mold::SafetensorsFile::open(weights));
 
   const std::string input_name =

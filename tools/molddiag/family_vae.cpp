@@ -1,0 +1,31 @@
+// The family's VAE, for the commands that run one (vae, tiling, calibrate).
+
+#include <fmt/format.h>
+
+#include <mold/error.hpp>
+#include <mold/vae.hpp>
+
+#include "diag_context.hpp"
+
+namespace molddiag {
+
+std::unique_ptr<mold::Vae> make_family_vae(const mold::Registry& registry,
+                                           const std::string& family,
+                                           const std::string& config,
+                                           std::uint64_t seed) {
+  const mold::ModelFamily* f = registry.family(family);
+  if (!f) {
+    std::string names;
+    for (const auto* each : registry.families())
+      names += (names.empty() ? "" : ", ") + each->name;
+    throw mold::NotFound(
+        fmt::format("no family '{}' is registered; registered: {}", family,
+                    names.empty() ? "(none)" : names));
+  }
+  if (!f->make_vae)
+    throw mold::NotFound(
+        fmt::format("family '{}' has no VAE in this build", family));
+  return f->make_vae(config, seed);
+}
+
+}  // namespace molddiag
