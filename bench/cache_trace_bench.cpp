@@ -13,10 +13,10 @@
 #include <algorithm>
 #include <iostream>
 #include <map>
-#include <mold/cache.hpp>
-#include <mold/plugin_loader.hpp>
-#include <mold/registry.hpp>
-#include <mold/simulated_backend.hpp>
+#include <mold/cache/cache.hpp>
+#include <mold/device/simulated_backend.hpp>
+#include <mold/plugin/plugin_loader.hpp>
+#include <mold/plugin/registry.hpp>
 #include <random>
 #include <set>
 #include <string>

@@ -11,8 +11,8 @@
 #include <chrono>
 #include <fstream>
 #include <iostream>
-#include <mold/plugin_loader.hpp>
-#include <mold/registry.hpp>
+#include <mold/plugin/plugin_loader.hpp>
+#include <mold/plugin/registry.hpp>
 #include <nlohmann/json.hpp>
 #include <string>
 #include <vector>

@@ -5,7 +5,10 @@
 # (only MOLD_PLUGIN's entry point is exported), linked to mold::core. Each DATA file
 # (e.g. calibration.toml) is copied beside the library as NAME.<file name>
 # (NAME.calibration.toml), where the plugin finds it with registrar.data_file("calibration.toml").
-# Installs all into MOLD_PLUGIN_INSTALL_DIR (lib/mold/plugins) unless NO_INSTALL.
+# A plugin that uses tensors (a Backend, a model) passes mold::torch in LIBRARIES (and finds
+# mold with COMPONENTS torch).
+# Installs all into MOLD_PLUGIN_INSTALL_DIR (lib/mold/plugins) unless NO_INSTALL (or, inside
+# mold's own build, MOLD_INSTALL is off).
 function(mold_add_plugin name)
   cmake_parse_arguments(ARG "NO_INSTALL" "OUTPUT_DIRECTORY" "SOURCES;LIBRARIES;DATA"
                         ${ARGN})
@@ -22,6 +25,10 @@ function(mold_add_plugin name)
   if(NOT DEFINED MOLD_PLUGIN_INSTALL_DIR)
     set(MOLD_PLUGIN_INSTALL_DIR lib/mold/plugins)
   endif()
+  set(install TRUE)
+  if(ARG_NO_INSTALL OR (DEFINED MOLD_INSTALL AND NOT MOLD_INSTALL))
+    set(install FALSE)
+  endif()
 
   add_library(${name} MODULE ${ARG_SOURCES})
   target_link_libraries(${name} PRIVATE mold::core ${ARG_LIBRARIES})
@@ -32,7 +39,7 @@ function(mold_add_plugin name)
     CXX_VISIBILITY_PRESET hidden
     VISIBILITY_INLINES_HIDDEN ON
     INSTALL_RPATH "$ORIGIN/../..")
-  if(NOT ARG_NO_INSTALL)
+  if(install)
     install(TARGETS ${name} LIBRARY DESTINATION ${MOLD_PLUGIN_INSTALL_DIR})
   endif()
 
@@ -46,7 +53,7 @@ function(mold_add_plugin name)
       COMMAND ${CMAKE_COMMAND} -E copy_if_different ${source} ${copied}
       DEPENDS ${source} COMMENT "Copying ${name}.${file_name}")
     list(APPEND copies ${copied})
-    if(NOT ARG_NO_INSTALL)
+    if(install)
       install(FILES ${source} DESTINATION ${MOLD_PLUGIN_INSTALL_DIR} RENAME ${name}.${file_name})
     endif()
   endforeach()

@@ -1,6 +1,6 @@
 #include <catch2/catch.hpp>
-#include <mold/bounded_conv.hpp>
-#include <mold/cpu_backend.hpp>
+#include <mold/device/cpu_backend.hpp>
+#include <mold/tensor/bounded_conv.hpp>
 
 #include "support/aten_for_tests.hpp"
 

@@ -1,6 +1,6 @@
 #include <catch2/catch.hpp>
-#include <mold/bytes.hpp>
-#include <mold/error.hpp>
+#include <mold/base/bytes.hpp>
+#include <mold/base/error.hpp>
 
 using namespace mold;
 

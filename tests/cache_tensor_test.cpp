@@ -3,9 +3,9 @@
 #include <c10/util/Exception.h>
 
 #include <catch2/catch.hpp>
-#include <mold/cache.hpp>
-#include <mold/cpu_backend.hpp>
-#include <mold/tensor_component.hpp>
+#include <mold/cache/cache.hpp>
+#include <mold/device/cpu_backend.hpp>
+#include <mold/tensor/tensor_component.hpp>
 
 #include "support/aten_for_tests.hpp"
 #include "test_registry.hpp"

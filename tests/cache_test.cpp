@@ -2,8 +2,8 @@
 // floor, and refusing before anything runs.
 #include <catch2/catch.hpp>
 #include <map>
-#include <mold/cache.hpp>
-#include <mold/simulated_backend.hpp>
+#include <mold/cache/cache.hpp>
+#include <mold/device/simulated_backend.hpp>
 #include <optional>
 
 using namespace mold;

@@ -1,8 +1,8 @@
 #include <catch2/catch.hpp>
 #include <fstream>
-#include <mold/calibration.hpp>
-#include <mold/error.hpp>
-#include <mold/registrar.hpp>
+#include <mold/base/error.hpp>
+#include <mold/estimate/calibration.hpp>
+#include <mold/plugin/registrar.hpp>
 #include <sstream>
 
 #include "support/paths.hpp"

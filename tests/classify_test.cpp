@@ -1,8 +1,8 @@
 // The classifiers registered so far (their depth is issue 3's): real texts per
 // backend, and lookalikes that must never be reported as OOMs.
 #include <catch2/catch.hpp>
-#include <mold/bytes.hpp>
-#include <mold/oom_text.hpp>
+#include <mold/base/bytes.hpp>
+#include <mold/oom/oom_text.hpp>
 
 #include "test_registry.hpp"
 

@@ -1,7 +1,7 @@
 #include <catch2/catch.hpp>
 #include <cstdlib>
-#include <mold/config.hpp>
-#include <mold/error.hpp>
+#include <mold/base/error.hpp>
+#include <mold/config/config.hpp>
 
 #include "support/process.hpp"
 

@@ -3,7 +3,7 @@
 #include <c10/util/Exception.h>
 
 #include <catch2/catch.hpp>
-#include <mold/cpu_backend.hpp>
+#include <mold/device/cpu_backend.hpp>
 
 #include "support/aten_for_tests.hpp"
 #include "test_registry.hpp"

@@ -3,8 +3,8 @@
 // 128x128, peak bytes counted by the cpu backend's allocator, must be covered
 // by the estimate with at most 15% to spare.
 #include <catch2/catch.hpp>
-#include <mold/cpu_backend.hpp>
-#include <mold/vae.hpp>
+#include <mold/device/cpu_backend.hpp>
+#include <mold/model/vae.hpp>
 
 #include "support/aten_for_tests.hpp"
 #include "test_registry.hpp"

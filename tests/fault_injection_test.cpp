@@ -8,10 +8,10 @@
 
 #include <catch2/catch.hpp>
 #include <map>
-#include <mold/cache.hpp>
-#include <mold/cpu_backend.hpp>
-#include <mold/recovery.hpp>
-#include <mold/tensor_component.hpp>
+#include <mold/cache/cache.hpp>
+#include <mold/cache/recovery.hpp>
+#include <mold/device/cpu_backend.hpp>
+#include <mold/tensor/tensor_component.hpp>
 
 #include "support/aten_for_tests.hpp"
 #include "test_registry.hpp"

@@ -1,6 +1,6 @@
 // molddiag, run as the real binary.
 #include <catch2/catch.hpp>
-#include <mold/bytes.hpp>
+#include <mold/base/bytes.hpp>
 #include <nlohmann/json.hpp>
 
 #include "support/paths.hpp"

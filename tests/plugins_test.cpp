@@ -1,9 +1,9 @@
 #include <catch2/catch.hpp>
 #include <cstdlib>
-#include <mold/config.hpp>
-#include <mold/error.hpp>
-#include <mold/plugin_loader.hpp>
-#include <mold/registry.hpp>
+#include <mold/base/error.hpp>
+#include <mold/config/config.hpp>
+#include <mold/plugin/plugin_loader.hpp>
+#include <mold/plugin/registry.hpp>
 
 #include "support/paths.hpp"
 #include "test_registry.hpp"

@@ -2,8 +2,8 @@
 #include <c10/core/Device.h>
 
 #include <catch2/catch.hpp>
-#include <mold/recovery.hpp>
-#include <mold/simulated_backend.hpp>
+#include <mold/cache/recovery.hpp>
+#include <mold/device/simulated_backend.hpp>
 #include <stdexcept>
 
 #include "test_registry.hpp"

@@ -1,6 +1,6 @@
 #include <catch2/catch.hpp>
 #include <fstream>
-#include <mold/safetensors.hpp>
+#include <mold/tensor/safetensors.hpp>
 
 #include "support/aten_for_tests.hpp"
 #include "support/process.hpp"

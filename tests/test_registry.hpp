@@ -1,8 +1,8 @@
 #pragma once
 // A registry with the real plugins of this build loaded, shared by tests.
 
-#include <mold/plugin_loader.hpp>
-#include <mold/registry.hpp>
+#include <mold/plugin/plugin_loader.hpp>
+#include <mold/plugin/registry.hpp>
 
 #include "support/paths.hpp"
 

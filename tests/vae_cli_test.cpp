@@ -1,6 +1,6 @@
 // molddiag vae and tiling, run as the real binary on real files.
 #include <catch2/catch.hpp>
-#include <mold/safetensors.hpp>
+#include <mold/tensor/safetensors.hpp>
 #include <nlohmann/json.hpp>
 
 #include "support/aten_for_tests.hpp"

@@ -3,8 +3,8 @@
 // bounded runs, checkpoint round trips.
 #include <catch2/catch.hpp>
 #include <fstream>
-#include <mold/safetensors.hpp>
-#include <mold/vae.hpp>
+#include <mold/model/vae.hpp>
+#include <mold/tensor/safetensors.hpp>
 #include <sstream>
 
 #include "support/aten_for_tests.hpp"

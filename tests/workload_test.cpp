@@ -1,6 +1,6 @@
 #include <catch2/catch.hpp>
-#include <mold/error.hpp>
-#include <mold/workload.hpp>
+#include <mold/base/error.hpp>
+#include <mold/estimate/workload.hpp>
 
 using namespace mold;
 

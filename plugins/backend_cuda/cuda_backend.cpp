@@ -3,14 +3,20 @@
 #include <c10/core/Device.h>
 #include <cuda_runtime_api.h>
 
-#include <mold/error.hpp>
+#include <mold/base/error.hpp>
 #include <string>
 
 #if MOLD_TORCH_HAS_CUDA
 #  include <c10/cuda/CUDACachingAllocator.h>
 #endif
 
-namespace mold::backend_cuda {
+namespace backend_cuda {
+
+using mold::Backend;
+using mold::Error;
+using mold::InvalidArgument;
+using mold::MemoryStats;
+using mold::read_host_rss;
 
 namespace {
 
@@ -106,4 +112,4 @@ std::shared_ptr<Backend> make_cuda_backend(int index) {
   return std::make_shared<CudaBackend>(index);
 }
 
-}  // namespace mold::backend_cuda
+}  // namespace backend_cuda

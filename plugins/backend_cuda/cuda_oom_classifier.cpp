@@ -2,11 +2,20 @@
 
 #include <array>
 #include <cctype>
-#include <mold/oom_text.hpp>
+#include <mold/oom/oom_text.hpp>
 #include <string>
 #include <string_view>
 
-namespace mold::backend_cuda {
+namespace backend_cuda {
+
+using mold::bytes_after;
+using mold::bytes_before;
+using mold::collapse_whitespace;
+using mold::contains_nocase;
+using mold::ErrorContext;
+using mold::OomReport;
+using mold::read_pytorch_allocator_numbers;
+using mold::start_report;
 
 namespace {
 
@@ -165,4 +174,4 @@ std::optional<OomReport> classify_cuda_oom_inferred(const ErrorContext& error) {
   return report_for(error, flat, mentions_rocm(flat));
 }
 
-}  // namespace mold::backend_cuda
+}  // namespace backend_cuda

@@ -4,18 +4,20 @@
 // drivers, cuBLAS, cuDNN, hipBLAS, MIOpen, candle, ggml/llama.cpp and
 // TensorFlow's stream executor.
 
-#include <mold/oom.hpp>
+#include <mold/oom/oom.hpp>
 #include <optional>
 
-namespace mold::backend_cuda {
+namespace backend_cuda {
 
 /// Texts with a CUDA or HIP OOM marker of their own (kSpecificClassifier).
-std::optional<OomReport> classify_cuda_oom(const ErrorContext& error);
+std::optional<mold::OomReport> classify_cuda_oom(
+    const mold::ErrorContext& error);
 
 /// Texts that say "out of memory" and name CUDA or HIP without a marker of
 /// their own: "CUDA error 2 at ggml-cuda.cu:5509: out of memory", ComfyUI's
 /// "Allocation on device", TensorFlow's "OOM when allocating tensor ...
 /// device:GPU:0" (kInferringClassifier).
-std::optional<OomReport> classify_cuda_oom_inferred(const ErrorContext& error);
+std::optional<mold::OomReport> classify_cuda_oom_inferred(
+    const mold::ErrorContext& error);
 
-}  // namespace mold::backend_cuda
+}  // namespace backend_cuda

@@ -1,9 +1,15 @@
 #include "metal_oom_classifier.hpp"
 
-#include <mold/oom_text.hpp>
+#include <mold/oom/oom_text.hpp>
 #include <string_view>
 
-namespace mold::backend_metal {
+namespace backend_metal {
+
+using mold::bytes_after;
+using mold::collapse_whitespace;
+using mold::ErrorContext;
+using mold::OomReport;
+using mold::start_report;
 
 namespace {
 bool contains(std::string_view text, std::string_view needle) {
@@ -61,4 +67,4 @@ std::optional<OomReport> classify_metal_oom(const ErrorContext& error) {
   return report;
 }
 
-}  // namespace mold::backend_metal
+}  // namespace backend_metal

@@ -3,11 +3,12 @@
 // command buffer errors (as Metal, ggml and MLX print them), MLX's and ggml's
 // buffer limits.
 
-#include <mold/oom.hpp>
+#include <mold/oom/oom.hpp>
 #include <optional>
 
-namespace mold::backend_metal {
+namespace backend_metal {
 
-std::optional<OomReport> classify_metal_oom(const ErrorContext& error);
+std::optional<mold::OomReport> classify_metal_oom(
+    const mold::ErrorContext& error);
 
-}  // namespace mold::backend_metal
+}  // namespace backend_metal

@@ -2,10 +2,10 @@
 // component sizes (qwen_image.models.toml) and VAE working-memory estimators
 // (qwen_image.calibration.toml).
 
-#include <mold/model_catalog.hpp>
-#include <mold/plugin.hpp>
-#include <mold/vae.hpp>
-#include <mold/workload.hpp>
+#include <mold/catalog/model_catalog.hpp>
+#include <mold/estimate/workload.hpp>
+#include <mold/model/vae.hpp>
+#include <mold/plugin/plugin.hpp>
 #include <string>
 #include <vector>
 
@@ -15,14 +15,10 @@ namespace {
 
 constexpr const char* kFamily = "qwen_image";
 
-std::vector<std::string> qwen_image_hints(const mold::ModelFamily& family,
+std::vector<std::string> qwen_image_hints(const mold::ModelFamily& /*family*/,
                                           const mold::OomReport& /*report*/,
                                           const mold::Workload& workload) {
   std::vector<std::string> hints;
-  const auto smaller = mold::smaller_variants(family, workload.model);
-  if (!smaller.empty())
-    hints.push_back("use a smaller variant: " + smaller.front() +
-                    (smaller.size() > 1 ? " (or " + smaller.back() + ")" : ""));
   if (workload.model.rfind("qwen-image-edit", 0) == 0)
     hints.push_back(
         "for edits, resize the source image: its resolution is used by "
@@ -32,7 +28,7 @@ std::vector<std::string> qwen_image_hints(const mold::ModelFamily& family,
 
 void register_all(mold::Registrar& registrar) {
   mold::register_family_from_data_files(registrar, kFamily, qwen_image_hints,
-                                        mold::qwen_image::make_qwen_image_vae);
+                                        qwen_image::make_qwen_image_vae);
 }
 
 }  // namespace

@@ -1,7 +1,7 @@
 #include "qwen_image_vae.hpp"
 
 #include <cmath>
-#include <mold/error.hpp>
+#include <mold/base/error.hpp>
 #include <vector>
 
 // Single images through a video VAE: every causal 3-D convolution sees its
@@ -10,7 +10,11 @@
 // convolution). The temporal resampling convolutions never run for the first
 // frame, so they are loaded, not used.
 
-namespace mold::qwen_image {
+namespace qwen_image {
+
+using mold::InvalidArgument;
+using mold::Vae;
+using mold::VaeRunOptions;
 
 namespace {
 
@@ -231,4 +235,4 @@ std::unique_ptr<Vae> make_qwen_image_vae(const std::string& config,
   return vae;
 }
 
-}  // namespace mold::qwen_image
+}  // namespace qwen_image

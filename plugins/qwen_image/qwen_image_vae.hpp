@@ -3,14 +3,14 @@
 // diffusers checkpoint layout.
 
 #include <memory>
-#include <mold/vae.hpp>
+#include <mold/model/vae.hpp>
 #include <string>
 
-namespace mold::qwen_image {
+namespace qwen_image {
 
 /// "default": base 96, multipliers [1, 2, 4, 4], z 16, 126.89 M parameters.
 /// "tiny": base 8 (for tests and CPU runs).
-std::unique_ptr<Vae> make_qwen_image_vae(const std::string& config,
-                                         std::uint64_t seed);
+std::unique_ptr<mold::Vae> make_qwen_image_vae(const std::string& config,
+                                               std::uint64_t seed);
 
-}  // namespace mold::qwen_image
+}  // namespace qwen_image

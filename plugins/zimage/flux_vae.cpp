@@ -1,9 +1,13 @@
 #include "flux_vae.hpp"
 
-#include <mold/error.hpp>
+#include <mold/base/error.hpp>
 #include <vector>
 
-namespace mold::zimage {
+namespace zimage {
+
+using mold::InvalidArgument;
+using mold::Vae;
+using mold::VaeRunOptions;
 
 namespace {
 
@@ -190,4 +194,4 @@ std::unique_ptr<Vae> make_flux_vae(const std::string& config,
   return vae;
 }
 
-}  // namespace mold::zimage
+}  // namespace zimage

@@ -3,14 +3,14 @@
 // layout.
 
 #include <memory>
-#include <mold/vae.hpp>
+#include <mold/model/vae.hpp>
 #include <string>
 
-namespace mold::zimage {
+namespace zimage {
 
 /// "default": channels 128/256/512/512, GroupNorm 32, 16 latent channels, 83.82
 /// M parameters. "tiny": channels 32/32/64/64 (for tests and CPU runs).
-std::unique_ptr<Vae> make_flux_vae(const std::string& config,
-                                   std::uint64_t seed);
+std::unique_ptr<mold::Vae> make_flux_vae(const std::string& config,
+                                         std::uint64_t seed);
 
-}  // namespace mold::zimage
+}  // namespace zimage

@@ -2,10 +2,10 @@
 // (zimage.models.toml) and VAE working-memory estimators
 // (zimage.calibration.toml).
 
-#include <mold/model_catalog.hpp>
-#include <mold/plugin.hpp>
-#include <mold/vae.hpp>
-#include <mold/workload.hpp>
+#include <mold/catalog/model_catalog.hpp>
+#include <mold/estimate/workload.hpp>
+#include <mold/model/vae.hpp>
+#include <mold/plugin/plugin.hpp>
 #include <string>
 #include <vector>
 
@@ -15,14 +15,10 @@ namespace {
 
 constexpr const char* kFamily = "zimage";
 
-std::vector<std::string> zimage_hints(const mold::ModelFamily& family,
+std::vector<std::string> zimage_hints(const mold::ModelFamily& /*family*/,
                                       const mold::OomReport& /*report*/,
                                       const mold::Workload& workload) {
   std::vector<std::string> hints;
-  const auto smaller = mold::smaller_variants(family, workload.model);
-  if (!smaller.empty())
-    hints.push_back("use a smaller variant: " + smaller.front() +
-                    (smaller.size() > 1 ? " (or " + smaller.back() + ")" : ""));
   if (workload.op == mold::ops::kDenoise)
     hints.push_back(
         "Z-Image-Turbo needs only 8 steps: more steps cost time, not memory; "
@@ -37,7 +33,7 @@ std::vector<std::string> zimage_hints(const mold::ModelFamily& family,
 
 void register_all(mold::Registrar& registrar) {
   mold::register_family_from_data_files(registrar, kFamily, zimage_hints,
-                                        mold::zimage::make_flux_vae);
+                                        zimage::make_flux_vae);
 }
 
 }  // namespace

@@ -1,6 +1,6 @@
 // One broken plugin descriptor per build, chosen by MOLD_TEST_CASE: each
 // exercises one check of the loader.
-#include <mold/plugin.hpp>
+#include <mold/plugin/plugin.hpp>
 #include <stdexcept>
 
 namespace {

@@ -1,8 +1,8 @@
 // A third-party family plugin: one estimator from a calibration file shipped
 // beside it, one written in code, and a classifier.
-#include <mold/calibration.hpp>
-#include <mold/oom_text.hpp>
-#include <mold/plugin.hpp>
+#include <mold/estimate/calibration.hpp>
+#include <mold/oom/oom_text.hpp>
+#include <mold/plugin/plugin.hpp>
 
 namespace {
 

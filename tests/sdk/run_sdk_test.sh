@@ -51,7 +51,7 @@ grep -q '"bytes": 3145728000' <<<"$out" || fail "guide example estimate wrong: $
 grep -q '"estimator": "example/vae_decode/\*"' <<<"$out" || fail "guide example key: $out"
 
 # The installed headers compile without libtorch on the include path.
-printf '#include <mold/plugin.hpp>\n#include <mold/registry.hpp>\n#include <mold/calibration.hpp>\nint main(){}\n' \
+printf '#include <mold/plugin/plugin.hpp>\n#include <mold/plugin/registry.hpp>\n#include <mold/estimate/calibration.hpp>\nint main(){}\n' \
   >"$work/headers.cpp"
 c++ -std=c++17 -fsyntax-only -I"$work/prefix/include" "$work/headers.cpp" ||
   fail "installed headers need more than the SDK include dir"

@@ -10,10 +10,10 @@
 #include <filesystem>
 #include <fstream>
 #include <iostream>
-#include <mold/cpu_backend.hpp>
-#include <mold/registry.hpp>
-#include <mold/vae.hpp>
-#include <mold/workload.hpp>
+#include <mold/device/cpu_backend.hpp>
+#include <mold/estimate/workload.hpp>
+#include <mold/model/vae.hpp>
+#include <mold/plugin/registry.hpp>
 #include <nlohmann/json.hpp>
 #include <sstream>
 

@@ -5,8 +5,8 @@
 
 #include <iostream>
 #include <iterator>
-#include <mold/oom_advice.hpp>
-#include <mold/registry.hpp>
+#include <mold/oom/oom_advice.hpp>
+#include <mold/plugin/registry.hpp>
 #include <nlohmann/json.hpp>
 
 #include "diag_context.hpp"

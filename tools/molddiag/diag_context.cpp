@@ -3,9 +3,9 @@
 #include <fmt/format.h>
 
 #include <iostream>
-#include <mold/bytes.hpp>
-#include <mold/cpu_backend.hpp>
-#include <mold/plugin_loader.hpp>
+#include <mold/base/bytes.hpp>
+#include <mold/device/cpu_backend.hpp>
+#include <mold/plugin/plugin_loader.hpp>
 
 namespace po = boost::program_options;
 

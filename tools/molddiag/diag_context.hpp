@@ -5,8 +5,8 @@
 #include <boost/program_options.hpp>
 #include <filesystem>
 #include <memory>
-#include <mold/config.hpp>
-#include <mold/registry.hpp>
+#include <mold/config/config.hpp>
+#include <mold/plugin/registry.hpp>
 #include <string>
 #include <vector>
 

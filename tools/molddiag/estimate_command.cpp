@@ -3,8 +3,8 @@
 #include <fmt/format.h>
 
 #include <iostream>
-#include <mold/registry.hpp>
-#include <mold/workload.hpp>
+#include <mold/estimate/workload.hpp>
+#include <mold/plugin/registry.hpp>
 #include <nlohmann/json.hpp>
 
 #include "diag_context.hpp"

@@ -2,8 +2,8 @@
 
 #include <fmt/format.h>
 
-#include <mold/error.hpp>
-#include <mold/vae.hpp>
+#include <mold/base/error.hpp>
+#include <mold/model/vae.hpp>
 
 #include "diag_context.hpp"
 

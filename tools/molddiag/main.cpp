@@ -4,9 +4,9 @@
 
 #include <exception>
 #include <iostream>
-#include <mold/build_config.hpp>
-#include <mold/error.hpp>
-#include <mold/plugin.hpp>
+#include <mold/base/build_config.hpp>
+#include <mold/base/error.hpp>
+#include <mold/plugin/plugin.hpp>
 #include <string>
 #include <vector>
 

@@ -3,8 +3,8 @@
 #include <fmt/format.h>
 
 #include <iostream>
-#include <mold/build_config.hpp>
-#include <mold/plugin.hpp>
+#include <mold/base/build_config.hpp>
+#include <mold/plugin/plugin.hpp>
 #include <nlohmann/json.hpp>
 
 #include "diag_context.hpp"

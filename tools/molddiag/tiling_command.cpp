@@ -7,11 +7,11 @@
 
 #include <chrono>
 #include <iostream>
-#include <mold/cpu_backend.hpp>
-#include <mold/registry.hpp>
-#include <mold/tiled.hpp>
-#include <mold/vae.hpp>
-#include <mold/vae_runner.hpp>
+#include <mold/device/cpu_backend.hpp>
+#include <mold/model/vae.hpp>
+#include <mold/plugin/registry.hpp>
+#include <mold/runtime/vae_runner.hpp>
+#include <mold/tensor/tiled.hpp>
 #include <nlohmann/json.hpp>
 
 #include "diag_context.hpp"

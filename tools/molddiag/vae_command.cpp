@@ -5,11 +5,11 @@
 
 #include <chrono>
 #include <iostream>
-#include <mold/cpu_backend.hpp>
-#include <mold/registry.hpp>
-#include <mold/safetensors.hpp>
-#include <mold/vae_runner.hpp>
-#include <mold/workload.hpp>
+#include <mold/device/cpu_backend.hpp>
+#include <mold/estimate/workload.hpp>
+#include <mold/plugin/registry.hpp>
+#include <mold/runtime/vae_runner.hpp>
+#include <mold/tensor/safetensors.hpp>
 #include <nlohmann/json.hpp>
 
 #include "diag_context.hpp"

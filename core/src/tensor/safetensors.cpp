@@ -1,4 +1,4 @@
-#include "mold/safetensors.hpp"
+#include "mold/tensor/safetensors.hpp"
 
 #include <fcntl.h>
 #include <fmt/format.h>

@@ -1,8 +1,8 @@
-#include "mold/tiled.hpp"
+#include "mold/tensor/tiled.hpp"
 
 #include <fmt/format.h>
 
-#include "mold/error.hpp"
+#include "mold/base/error.hpp"
 
 namespace mold {
 

@@ -1,0 +1,78 @@
+#pragma once
+/// A model family (Qwen-Image, Z-Image, ...): its models, their variants and
+/// the byte size of each component, for planning what fits where.
+
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "mold/base/bytes.hpp"
+#include "mold/oom/oom.hpp"
+
+namespace mold {
+
+class Vae;  // mold/vae.hpp
+
+/// Builds a family's VAE for a config ("default", "tiny"), weights from `seed`.
+/// Throws InvalidArgument for an unknown config.
+using VaeFactory = std::function<std::unique_ptr<Vae>(const std::string& config,
+                                                      std::uint64_t seed)>;
+
+/// One loadable part of a model: "transformer", "text_encoder", "vae".
+struct ComponentSize {
+  std::string name;
+  Bytes bytes = 0;  ///< bytes its weights take on a device
+};
+
+/// A precision or quantisation of a model: "bf16", "q8", "q4".
+struct ModelVariant {
+  std::string name;
+  std::vector<ComponentSize> components;
+  std::string source;  ///< where the sizes come from
+
+  Bytes total_bytes() const;
+  const ComponentSize* component(const std::string& name) const;
+};
+
+struct ModelInfo {
+  std::string name;  ///< "qwen-image-edit-2511"
+  std::string description;
+  std::string default_variant;
+  std::vector<ModelVariant> variants;
+
+  const ModelVariant* variant(const std::string& name) const;
+};
+
+struct ModelFamily {
+  std::string name;  ///< "qwen_image"; also the estimator key's family
+  std::string description;
+  std::vector<ModelInfo> models;
+  /// Family-specific advice for an OOM (may be empty).
+  HintProvider hints;
+  /// The family's VAE (empty when this build has none).
+  VaeFactory make_vae;
+
+  const ModelInfo* model(const std::string& name) const;
+  /// Finds "qwen-image-edit-2511:q4" or "qwen-image-edit-2511" (default
+  /// variant); nullopt-like nullptr pair when absent.
+  std::pair<const ModelInfo*, const ModelVariant*> find(
+      const std::string& spec) const;
+};
+
+/// "model:variant" specs of the same model whose components take fewer bytes
+/// than those of `model_spec` ("qwen-image-edit-2511:q8" ->
+/// {"qwen-image-edit-2511:q4"}), smallest last; empty when the spec is unknown
+/// or already the smallest.
+std::vector<std::string> smaller_variants(const ModelFamily& family,
+                                          const std::string& model_spec);
+
+/// "use a smaller variant: qwen-image:q8 (or qwen-image:q4)" from
+/// smaller_variants(); empty when there is none. advise() adds it for every
+/// family, so family plugins need not.
+std::string smaller_variant_hint(const ModelFamily& family,
+                                 const std::string& model_spec);
+
+}  // namespace mold

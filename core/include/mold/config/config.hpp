@@ -1,0 +1,51 @@
+#pragma once
+/// The user's configuration: one TOML file.
+///
+///     [plugins]
+///     dirs = ["/opt/mold-plugins"]  # relative: from the file's dir
+///     [backends.cpu]
+///     memory_limit = "8 GiB"
+///     [cache]
+///     policy = "lru"  # lru, smallest_first, greedy_dual_size
+///     working_memory_floor = "3 GiB"
+///     [calibration]
+///     dir = "~/.config/mold/calibration"  # overrides of plugins' files
+///
+/// Unknown tables or keys are errors (a typo must not be silently ignored).
+
+#include <filesystem>
+#include <optional>
+#include <vector>
+
+#include "mold/base/bytes.hpp"
+#include "mold/cache/cache.hpp"
+
+namespace mold {
+
+class Config {
+ public:
+  /// The file the values came from; empty when none was found (all defaults).
+  std::filesystem::path source;
+  std::vector<std::filesystem::path> plugin_dirs;
+  std::optional<Bytes> cpu_memory_limit;
+  CacheOptions cache;
+  /// Where users override plugin data files; defaults to
+  /// `$XDG_CONFIG_HOME/mold/calibration` (or `~/.config/mold/calibration`).
+  std::filesystem::path calibration_dir;
+
+  /// Parses one file. Throws ConfigError naming the file, line and key.
+  static Config load_file(const std::filesystem::path& path);
+  /// The first of: `explicit_path` (--config, must exist), $MOLD_CONFIG (must
+  /// exist),
+  /// `$XDG_CONFIG_HOME/mold/config.toml` or `~/.config/mold/config.toml`
+  /// (optional).
+  static Config load(const std::optional<std::filesystem::path>& explicit_path);
+  /// The file load() would read when no path is given, whether or not it
+  /// exists.
+  static std::filesystem::path default_path();
+};
+
+/// `$XDG_CONFIG_HOME/mold` or `$HOME/.config/mold`; empty when neither is set.
+std::filesystem::path user_config_dir();
+
+}  // namespace mold

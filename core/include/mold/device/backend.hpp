@@ -1,0 +1,47 @@
+#pragma once
+/// The device interface. Backend plugins register implementations; `cpu` is
+/// built in.
+
+#include <functional>
+#include <memory>
+#include <string>
+
+#include "mold/base/memory_stats.hpp"
+
+namespace c10 {
+struct Device;  // declared here so this header stays free of libtorch
+}
+
+namespace mold {
+
+/// One compute device and its memory. Names are lower case: "cpu", "cuda",
+/// "rocm", "metal". Implementations must be safe to call from any thread.
+class Backend {
+ public:
+  virtual ~Backend() = default;
+
+  /// "cpu", "cuda", "rocm", "metal", ...: the key estimators and classifiers
+  /// use.
+  virtual std::string name() const = 0;
+  /// The hardware, as people know it: "NVIDIA H200", "AMD Radeon PRO W7900".
+  virtual std::string device_name() const = 0;
+  virtual MemoryStats stats() const = 0;
+  /// Starts a new peak measurement scope: peaks restart from the current
+  /// values.
+  virtual void reset_peak() = 0;
+  /// Returns cached, unallocated memory to the device.
+  virtual void empty_cache() = 0;
+  /// Waits for queued work and throws if any of it failed. A failed command is
+  /// an error, never silently accepted (seed 001: a decode that returned
+  /// zeros).
+  virtual void synchronize_and_check() = 0;
+  /// The libtorch device tensors for this backend live on. Callers include
+  /// <c10/core/Device.h>.
+  virtual c10::Device torch_device() const = 0;
+};
+
+/// Creates a backend on first use; it throws a mold::Error when the device is
+/// absent.
+using BackendFactory = std::function<std::shared_ptr<Backend>()>;
+
+}  // namespace mold

@@ -1,0 +1,81 @@
+#pragma once
+/// Estimator constants in TOML files shipped beside a plugin and overridable by
+/// the user.
+///
+/// A calibration file has one table per (op, backend):
+///
+///     [vae_decode.cuda]
+///     # working bytes per output pixel per element byte
+///     bytes_per_pixel = 2900
+///     calibrated = true
+///     source = "seed 004: RTX 4090 fp16 grid, max 2723.6, +6.5%"
+///     # optional, where the constant varies with size:
+///     # [pixels, measured bytes_per_pixel] pairs
+///     points = [[262144, 5132], [589824, 4596]]
+///     headroom = 1.15
+///     [meta]
+///     family = "qwen_image"  # for people; the plugin decides
+///     spatial_scale = 8      # pixels per latent unit (tiles)
+///
+/// The estimate is bytes_per_pixel x height x width x element size x batch x
+/// frames (for a tile: the tile's pixels). With `points`, bytes_per_pixel at an
+/// area is the larger of the two measured neighbours times `headroom` (a
+/// conservative upper envelope); outside the measured range, the larger of the
+/// nearest point times `headroom` and the flat constant.
+
+#include <filesystem>
+#include <map>
+#include <optional>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "mold/estimate/estimate.hpp"
+
+namespace mold {
+
+class Registrar;
+
+/// The constants of one (op, backend) table.
+struct PixelLinearModel {
+  std::string op;
+  std::string backend;
+  double bytes_per_pixel = 0;
+  std::vector<std::pair<double, double>>
+      points;  ///< (pixels, measured k), by pixels
+  double headroom = 1.0;
+  bool calibrated = false;
+  std::string source;
+  int spatial_scale = 8;
+  std::filesystem::path file;  ///< the file the table came from
+  std::filesystem::path
+      overridden_by;  ///< the user file that set some of its keys
+
+  /// The per-pixel constant applied at `pixels`.
+  double bytes_per_pixel_at(double pixels) const;
+  Estimate estimate(const Workload& workload) const;
+};
+
+class CalibrationFile {
+ public:
+  /// Reads `shipped`, then `user_override` (when it exists): each key the user
+  /// sets replaces the shipped one; a user table the shipped file lacks adds a
+  /// model. Throws ConfigError naming the file (shipped or user), line and key.
+  static CalibrationFile load(const std::filesystem::path& shipped,
+                              const std::filesystem::path& user_override = {});
+  /// load(registrar.data_file("calibration.toml"),
+  ///      registrar.user_data_file("calibration.toml")).
+  static CalibrationFile load_for(const Registrar& registrar);
+
+  const std::vector<PixelLinearModel>& models() const { return models_; }
+  const PixelLinearModel* find(const std::string& op,
+                               const std::string& backend) const;
+  /// Registers an estimator for each table under `family`.
+  void register_estimators(Registrar& registrar,
+                           const std::string& family) const;
+
+ private:
+  std::vector<PixelLinearModel> models_;
+};
+
+}  // namespace mold

@@ -1,0 +1,48 @@
+#pragma once
+/// Working-memory estimates: how many device bytes an operation needs beyond
+/// its weights.
+
+#include <functional>
+#include <string>
+#include <vector>
+
+#include "mold/base/bytes.hpp"
+#include "mold/estimate/workload.hpp"
+
+namespace mold {
+
+/// One named part of an estimate, with the arithmetic that produced it.
+struct EstimateTerm {
+  std::string name;  ///< "activations"
+  Bytes bytes = 0;
+  std::string detail;  ///< "2900 x 1038336 px x 2 B x batch 1"
+};
+
+struct Estimate {
+  Bytes bytes = 0;  ///< the sum of the terms: what a cache must reserve
+  std::vector<EstimateTerm> terms;
+  /// True when the constants come from measurements on this backend; false when
+  /// they are borrowed (e.g. from another backend) until someone measures.
+  bool calibrated = false;
+  /// Where the constants come from: file, table and the measurement behind
+  /// them.
+  std::string source;
+};
+
+/// Maps a workload to its estimate. Registered per (family, op, backend); "*"
+/// as the backend (or op) is a fallback for any. Throws InvalidArgument for a
+/// workload it cannot answer.
+using Estimator = std::function<Estimate(const Workload&)>;
+
+/// The registry key of an estimator.
+struct EstimatorKey {
+  std::string family;
+  std::string op;
+  std::string backend;
+
+  std::string to_string() const;  ///< "qwen_image/vae_decode/cuda"
+  bool operator<(const EstimatorKey& other) const;
+  bool operator==(const EstimatorKey& other) const;
+};
+
+}  // namespace mold

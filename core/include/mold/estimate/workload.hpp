@@ -1,0 +1,47 @@
+#pragma once
+/// What an operation will do, in the terms that decide its working memory.
+
+#include <string>
+#include <string_view>
+
+#include "mold/base/bytes.hpp"
+
+namespace mold {
+
+/// Operation names every family understands. Plugins may add their own strings.
+namespace ops {
+inline constexpr std::string_view kTextEncode = "text_encode";
+inline constexpr std::string_view kDenoise = "denoise";
+inline constexpr std::string_view kVaeEncode = "vae_encode";
+inline constexpr std::string_view kVaeDecode = "vae_decode";
+}  // namespace ops
+
+/// One operation on one device. Sizes are those of the image in pixels (for a
+/// decode: the output; for an encode: the input). `tile` is the edge of a
+/// square tile in latent units (0 = the whole image at once); estimates then
+/// answer for one tile.
+struct Workload {
+  std::string family;  ///< "qwen_image"
+  std::string
+      model;  ///< "qwen-image-edit-2511" (may be empty: the family default)
+  std::string op;       ///< one of ops::*, or a plugin's own
+  std::string backend;  ///< "cuda", "cpu", ...
+  std::string dtype = "float16";
+  int batch = 1;
+  int height = 0;
+  int width = 0;
+  int frames = 1;
+  int tile = 0;
+
+  /// "qwen_image vae_decode on cuda, 832x1248 float16, batch 1"
+  std::string describe() const;
+  /// Throws InvalidArgument naming the field when a size or count is not
+  /// positive, the dtype unknown, or a name empty.
+  void validate() const;
+};
+
+/// Bytes per element of "float32", "float16", "bfloat16", "float8_e4m3fn",
+/// "int8", ... Throws ParseError listing the known names.
+Bytes dtype_size(std::string_view dtype);
+
+}  // namespace mold

@@ -1,0 +1,95 @@
+#pragma once
+/// Image autoencoders (VAEs): the common interface, parameters under their
+/// checkpoint names, and the building blocks the families' architectures share.
+
+#include <ATen/ATen.h>
+
+#include <cstdint>
+#include <map>
+#include <string>
+#include <vector>
+
+#include "mold/tensor/bounded_conv.hpp"
+
+namespace mold {
+
+class SafetensorsFile;
+
+/// How to run: every convolution plain, or in bands under a workspace bound
+/// (exact), and attention over all queries at once or in chunks under the same
+/// bound (exact).
+struct VaeRunOptions {
+  bool bounded = false;
+  Bytes workspace_bound = kDefaultConvWorkspace;
+};
+
+/// A VAE. Images are NCHW float in [-1, 1]; latents are NCHW with
+/// latent_channels(), spatial_scale() times smaller. encode() returns the
+/// distribution's mode (mean) in the model's own latent space; scale_latent()
+/// maps it to the space diffusion pipelines use (and unscale_latent() back,
+/// before decode()).
+class Vae {
+ public:
+  virtual ~Vae() = default;
+
+  virtual std::string family() const = 0;
+  /// "default" (the published architecture) or "tiny" (for tests and CPU runs).
+  const std::string& config() const { return config_; }
+  virtual int latent_channels() const { return 16; }
+  virtual int spatial_scale() const { return 8; }
+
+  virtual at::Tensor encode(const at::Tensor& image,
+                            const VaeRunOptions& options) const = 0;
+  virtual at::Tensor decode(const at::Tensor& latent,
+                            const VaeRunOptions& options) const = 0;
+  virtual at::Tensor scale_latent(const at::Tensor& latent) const = 0;
+  virtual at::Tensor unscale_latent(const at::Tensor& latent) const = 0;
+
+  /// Every parameter, under the public checkpoint's names and shapes.
+  const std::map<std::string, at::Tensor>& parameters() const {
+    return params_;
+  }
+  int64_t parameter_count() const;
+  /// Moves every parameter to `device` (a no-op when they are there).
+  void to(const c10::Device& device);
+  /// Where the parameters are.
+  c10::Device device() const;
+  /// Deterministic weights from `seed` (no checkpoint): the same seed, the same
+  /// model.
+  void init_from_seed(std::uint64_t seed);
+  /// Copies every parameter from a checkpoint (cast to float32, onto the
+  /// parameters' device). A missing tensor or a shape mismatch is a
+  /// SafetensorsError naming the file and the tensor; tensors of the file the
+  /// model does not have are ignored.
+  void load(const SafetensorsFile& file);
+
+ protected:
+  explicit Vae(std::string config) : config_(std::move(config)) {}
+  /// Declares a parameter (zeros until initialised or loaded).
+  void add(const std::string& name, std::vector<int64_t> shape);
+  const at::Tensor& p(const std::string& name) const;
+  bool has(const std::string& name) const { return params_.count(name) > 0; }
+
+  /// conv2d, plain or bounded per `options`.
+  at::Tensor conv(const at::Tensor& x, const at::Tensor& weight,
+                  const at::Tensor& bias, int64_t stride, int64_t padding,
+                  const VaeRunOptions& options) const;
+  /// Single-head attention over (B, N, C) tokens, softmax(q k^T / sqrt(C)) v,
+  /// in query chunks when bounded.
+  static at::Tensor attention(const at::Tensor& q, const at::Tensor& k,
+                              const at::Tensor& v,
+                              const VaeRunOptions& options);
+  /// Pads right and bottom by one, then a 3x3 stride-2 convolution (both
+  /// families' downsampling).
+  at::Tensor downsample(const at::Tensor& x, const std::string& conv_prefix,
+                        const VaeRunOptions& options) const;
+  /// Nearest-neighbour x2, then a 3x3 convolution (both families' upsampling).
+  at::Tensor upsample(const at::Tensor& x, const std::string& conv_prefix,
+                      const VaeRunOptions& options) const;
+
+ private:
+  std::string config_;
+  std::map<std::string, at::Tensor> params_;
+};
+
+}  // namespace mold

@@ -1,0 +1,81 @@
+#pragma once
+/// safetensors files: read (memory-mapped) and write. The format: an 8-byte
+/// little-endian header length, a JSON header {name: {dtype, shape,
+/// data_offsets: [begin, end]},
+/// "__metadata__": {...}}, then the tensor bytes.
+
+#include <ATen/ATen.h>
+
+#include <filesystem>
+#include <map>
+#include <memory>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "mold/base/error.hpp"
+
+namespace mold {
+
+/// A file that is not a valid safetensors file, or a tensor that is absent or
+/// does not fit what was asked. The message names the file and the tensor.
+class SafetensorsError : public Error {
+ public:
+  using Error::Error;
+};
+
+struct SafetensorsEntry {
+  std::string name;
+  std::string dtype;  ///< as in the file: "F32", "F16", "BF16", ...
+  std::vector<int64_t> shape;
+  std::size_t begin = 0;  ///< offset in the data section
+  std::size_t end = 0;
+};
+
+/// A memory-mapped safetensors file. Tensors from view() share the mapping
+/// (copy-on-write: writing to them never changes the file); tensor() copies
+/// into ordinary memory.
+class SafetensorsFile {
+ public:
+  /// Opens and validates the whole header: a truncated file, bad JSON, an
+  /// unknown dtype, a size that disagrees with the shape, or offsets out of
+  /// range or overlapping are SafetensorsErrors naming the file and tensor.
+  static SafetensorsFile open(const std::filesystem::path& path);
+
+  const std::filesystem::path& path() const { return path_; }
+  std::vector<std::string> names() const;
+  bool contains(const std::string& name) const {
+    return entries_.count(name) > 0;
+  }
+  const SafetensorsEntry& entry(const std::string& name) const;
+  const std::map<std::string, std::string>& metadata() const {
+    return metadata_;
+  }
+
+  /// The tensor on the mapping, without copying (the file stays mapped while it
+  /// lives).
+  at::Tensor view(const std::string& name) const;
+  /// A contiguous copy in ordinary (tracked) memory.
+  at::Tensor tensor(const std::string& name) const;
+  /// Copies the tensor into `destination`, converting the dtype; its shape must
+  /// match.
+  void copy_into(const std::string& name, at::Tensor& destination) const;
+
+ private:
+  struct Mapping;
+  std::filesystem::path path_;
+  std::shared_ptr<Mapping> mapping_;
+  std::map<std::string, SafetensorsEntry> entries_;
+  std::map<std::string, std::string> metadata_;
+};
+
+/// Writes tensors (any device, F32/F16/BF16/F64/I64/I32/I16/I8/U8/BOOL) to
+/// `path` atomically: a temporary file beside it, then a rename, so a failure
+/// never leaves a half-written file in its place. Throws SafetensorsError
+/// naming the file.
+void save_safetensors(
+    const std::filesystem::path& path,
+    const std::vector<std::pair<std::string, at::Tensor>>& tensors,
+    const std::map<std::string, std::string>& metadata = {});
+
+}  // namespace mold

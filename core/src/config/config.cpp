@@ -1,0 +1,164 @@
+#include "mold/config/config.hpp"
+
+#include <fmt/format.h>
+
+#include <cstdlib>
+
+#include "config/toml_reader.hpp"
+#include "mold/base/error.hpp"
+
+namespace mold {
+
+namespace fs = std::filesystem;
+
+namespace {
+
+fs::path expand_home(const std::string& text) {
+  if (text == "~" || text.rfind("~/", 0) == 0) {
+    if (const char* home = std::getenv("HOME"))
+      return fs::path(home) / text.substr(text.size() > 1 ? 2 : 1);
+  }
+  return text;
+}
+
+fs::path resolve_against(const fs::path& file, const std::string& text) {
+  fs::path p = expand_home(text);
+  return p.is_relative() ? file.parent_path() / p : p;
+}
+
+const toml::table* sub_table(const fs::path& file, const toml::table& parent,
+                             const std::string& prefix, std::string_view key) {
+  const toml::node* node = parent.get(key);
+  if (!node) return nullptr;
+  if (!node->is_table())
+    throw ConfigError(
+        file, toml_reader::line_of(*node), toml_reader::key_path(prefix, key),
+        "must be a table, e.g. [" + toml_reader::key_path(prefix, key) + "]");
+  return node->as_table();
+}
+
+}  // namespace
+
+fs::path user_config_dir() {
+  if (const char* xdg = std::getenv("XDG_CONFIG_HOME"); xdg && *xdg)
+    return fs::path(xdg) / "mold";
+  if (const char* home = std::getenv("HOME"); home && *home)
+    return fs::path(home) / ".config" / "mold";
+  return {};
+}
+
+fs::path Config::default_path() {
+  const fs::path dir = user_config_dir();
+  return dir.empty() ? fs::path() : dir / "config.toml";
+}
+
+Config Config::load_file(const fs::path& path) {
+  const toml::table root = toml_reader::parse(path);
+  toml_reader::require_known_keys(
+      path, root, "", {"plugins", "backends", "cache", "calibration"});
+
+  Config config;
+  config.source = path;
+  if (const auto dir = user_config_dir(); !dir.empty())
+    config.calibration_dir = dir / "calibration";
+
+  if (const auto* plugins = sub_table(path, root, "", "plugins")) {
+    toml_reader::require_known_keys(path, *plugins, "plugins", {"dirs"});
+    if (const toml::node* dirs = plugins->get("dirs")) {
+      const auto* array = dirs->as_array();
+      if (!array)
+        throw ConfigError(
+            path, toml_reader::line_of(*dirs), "plugins.dirs",
+            "must be an array of paths, e.g. dirs = [\"/opt/mold/plugins\"]");
+      for (const auto& item : *array) {
+        const auto value = item.value<std::string>();
+        if (!value)
+          throw ConfigError(path, toml_reader::line_of(item), "plugins.dirs",
+                            "every entry must be a string path");
+        config.plugin_dirs.push_back(resolve_against(path, *value));
+      }
+    }
+  }
+  if (const auto* backends = sub_table(path, root, "", "backends")) {
+    toml_reader::require_known_keys(path, *backends, "backends", {"cpu"});
+    if (const auto* cpu = sub_table(path, *backends, "backends", "cpu")) {
+      toml_reader::require_known_keys(path, *cpu, "backends.cpu",
+                                      {"memory_limit"});
+      if (const toml::node* limit = cpu->get("memory_limit")) {
+        const auto text = limit->value<std::string>();
+        std::optional<Bytes> bytes;
+        if (text) bytes = try_parse_bytes(*text);
+        if (!bytes)
+          throw ConfigError(
+              path, toml_reader::line_of(*limit), "backends.cpu.memory_limit",
+              "must be a quoted byte count such as \"8 GiB\" or \"512 MiB\"");
+        config.cpu_memory_limit = *bytes;
+      }
+    }
+  }
+  if (const auto* cache = sub_table(path, root, "", "cache")) {
+    toml_reader::require_known_keys(path, *cache, "cache",
+                                    {"policy", "working_memory_floor"});
+    if (const toml::node* policy = cache->get("policy")) {
+      const auto text = policy->value<std::string>();
+      try {
+        if (!text) throw ParseError("must be a string");
+        config.cache.policy = parse_eviction_policy(*text);
+      } catch (const ParseError& e) {
+        throw ConfigError(
+            path, toml_reader::line_of(*policy), "cache.policy",
+            std::string(e.what()) + " (write e.g. policy = \"lru\")");
+      }
+    }
+    if (const toml::node* floor = cache->get("working_memory_floor")) {
+      const auto text = floor->value<std::string>();
+      const auto bytes = text ? try_parse_bytes(*text) : std::nullopt;
+      if (!bytes)
+        throw ConfigError(path, toml_reader::line_of(*floor),
+                          "cache.working_memory_floor",
+                          "must be a quoted byte count such as \"3 GiB\"");
+      config.cache.working_memory_floor = *bytes;
+    }
+  }
+  if (const auto* calibration = sub_table(path, root, "", "calibration")) {
+    toml_reader::require_known_keys(path, *calibration, "calibration", {"dir"});
+    if (const toml::node* dir = calibration->get("dir")) {
+      const auto text = dir->value<std::string>();
+      if (!text)
+        throw ConfigError(path, toml_reader::line_of(*dir), "calibration.dir",
+                          "must be a string path");
+      config.calibration_dir = resolve_against(path, *text);
+    }
+  }
+  return config;
+}
+
+Config Config::load(const std::optional<fs::path>& explicit_path) {
+  auto must_exist = [](const fs::path& path, const char* named_by) {
+    std::error_code ec;
+    if (!fs::is_regular_file(path, ec))
+      throw ConfigError(
+          path, 0, "",
+          fmt::format("config file named by {} does not exist: fix the path "
+                      "or drop {}",
+                      named_by, named_by));
+  };
+  if (explicit_path) {
+    must_exist(*explicit_path, "--config");
+    return load_file(*explicit_path);
+  }
+  if (const char* env = std::getenv("MOLD_CONFIG"); env && *env) {
+    must_exist(env, "MOLD_CONFIG");
+    return load_file(env);
+  }
+  const fs::path fallback = default_path();
+  std::error_code ec;
+  if (!fallback.empty() && fs::is_regular_file(fallback, ec))
+    return load_file(fallback);
+  Config defaults;
+  if (const auto dir = user_config_dir(); !dir.empty())
+    defaults.calibration_dir = dir / "calibration";
+  return defaults;
+}
+
+}  // namespace mold

@@ -1,0 +1,225 @@
+#include "mold/estimate/calibration.hpp"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <cmath>
+
+#include "config/toml_reader.hpp"
+#include "mold/plugin/registrar.hpp"
+
+namespace mold {
+
+namespace fs = std::filesystem;
+
+namespace {
+
+double positive_number(const fs::path& file, const toml::node& node,
+                       const std::string& key) {
+  const auto value = node.value<double>();
+  if (!value || !std::isfinite(*value) || *value <= 0)
+    throw ConfigError(file, toml_reader::line_of(node), key,
+                      "must be a positive number");
+  return *value;
+}
+
+// Sets the keys `table` has on `model`. A table that starts a model (no shipped
+// table beneath it) must give bytes_per_pixel.
+void apply_table(PixelLinearModel& model, const fs::path& file,
+                 const toml::table& table, bool starts_model) {
+  const std::string prefix = model.op + "." + model.backend;
+  toml_reader::require_known_keys(
+      file, table, prefix,
+      {"bytes_per_pixel", "calibrated", "source", "points", "headroom"});
+  if (starts_model)
+    model.file = file;
+  else
+    model.overridden_by = file;
+  if (const toml::node* k = table.get("bytes_per_pixel")) {
+    model.bytes_per_pixel =
+        positive_number(file, *k, prefix + ".bytes_per_pixel");
+  } else if (starts_model) {
+    throw ConfigError(
+        file, toml_reader::line_of(table), prefix + ".bytes_per_pixel",
+        "is missing: every [op.backend] table needs bytes_per_pixel");
+  }
+  if (const toml::node* calibrated = table.get("calibrated")) {
+    const auto value = calibrated->value<bool>();
+    if (!value)
+      throw ConfigError(file, toml_reader::line_of(*calibrated),
+                        prefix + ".calibrated", "must be true or false");
+    model.calibrated = *value;
+  }
+  if (const toml::node* source = table.get("source")) {
+    const auto value = source->value<std::string>();
+    if (!value)
+      throw ConfigError(file, toml_reader::line_of(*source), prefix + ".source",
+                        "must be a string");
+    model.source = *value;
+  }
+  if (const toml::node* headroom = table.get("headroom")) {
+    model.headroom = positive_number(file, *headroom, prefix + ".headroom");
+    if (model.headroom < 1.0)
+      throw ConfigError(
+          file, toml_reader::line_of(*headroom), prefix + ".headroom",
+          "must be at least 1.0 (an estimate may not undercut what was "
+          "measured)");
+  }
+  if (const toml::node* points = table.get("points")) {
+    const auto* array = points->as_array();
+    const std::string key = prefix + ".points";
+    if (!array)
+      throw ConfigError(file, toml_reader::line_of(*points), key,
+                        "must be an array of [pixels, bytes_per_pixel] pairs");
+    model.points.clear();
+    for (const auto& item : *array) {
+      const auto* pair = item.as_array();
+      if (!pair || pair->size() != 2)
+        throw ConfigError(
+            file, toml_reader::line_of(item), key,
+            "every entry must be a [pixels, bytes_per_pixel] pair");
+      model.points.emplace_back(positive_number(file, *pair->get(0), key),
+                                positive_number(file, *pair->get(1), key));
+    }
+    std::sort(model.points.begin(), model.points.end());
+  }
+}
+
+// Reads one calibration file's tables into `models`, on top of those already
+// there.
+void read_file(const fs::path& file, std::vector<PixelLinearModel>& models) {
+  const toml::table root = toml_reader::parse(file);
+  int spatial_scale = 0;
+  if (const toml::node* meta = root.get("meta")) {
+    if (!meta->is_table())
+      throw ConfigError(file, toml_reader::line_of(*meta), "meta",
+                        "must be a table");
+    toml_reader::require_known_keys(file, *meta->as_table(), "meta",
+                                    {"family", "spatial_scale"});
+    if (const toml::node* scale = meta->as_table()->get("spatial_scale"))
+      spatial_scale = int(positive_number(file, *scale, "meta.spatial_scale"));
+  }
+  for (const auto& [op, op_node] : root) {
+    if (op.str() == "meta") continue;
+    if (!op_node.is_table())
+      throw ConfigError(file, toml_reader::line_of(op_node),
+                        std::string(op.str()),
+                        "must be a table of backends, e.g. [" +
+                            std::string(op.str()) + ".cuda]");
+    for (const auto& [backend, backend_node] : *op_node.as_table()) {
+      const std::string key =
+          std::string(op.str()) + "." + std::string(backend.str());
+      if (!backend_node.is_table())
+        throw ConfigError(file, toml_reader::line_of(backend_node), key,
+                          "must be a table, e.g. [" + key + "]");
+      auto it = std::find_if(
+          models.begin(), models.end(), [&](const PixelLinearModel& m) {
+            return m.op == op.str() && m.backend == backend.str();
+          });
+      const bool starts_model = it == models.end();
+      if (starts_model) {
+        models.emplace_back();
+        models.back().op = std::string(op.str());
+        models.back().backend = std::string(backend.str());
+        it = models.end() - 1;
+      }
+      apply_table(*it, file, *backend_node.as_table(), starts_model);
+    }
+  }
+  if (spatial_scale > 0)
+    for (auto& m : models) m.spatial_scale = spatial_scale;
+}
+
+}  // namespace
+
+double PixelLinearModel::bytes_per_pixel_at(double pixels) const {
+  if (points.empty()) return bytes_per_pixel;
+  if (pixels < points.front().first)
+    return std::max(points.front().second * headroom, bytes_per_pixel);
+  if (pixels > points.back().first)
+    return std::max(points.back().second * headroom, bytes_per_pixel);
+  // The larger of the measured neighbours: a conservative envelope between
+  // points, since measured constants are not monotonic (allocator and kernel
+  // choices change with size).
+  double k = 0;
+  for (std::size_t i = 0; i < points.size(); ++i) {
+    if (points[i].first == pixels) return points[i].second * headroom;
+    if (i + 1 < points.size() && points[i].first < pixels &&
+        pixels < points[i + 1].first)
+      k = std::max(points[i].second, points[i + 1].second);
+  }
+  return k * headroom;
+}
+
+Estimate PixelLinearModel::estimate(const Workload& workload) const {
+  workload.validate();
+  const Bytes element = dtype_size(workload.dtype);
+  long long height = workload.height, width = workload.width;
+  std::string area_note;
+  if (workload.tile > 0) {
+    const long long tile_px =
+        static_cast<long long>(workload.tile) * spatial_scale;
+    height = std::min(height, tile_px);
+    width = std::min(width, tile_px);
+    area_note = fmt::format(" (one tile: {}x{} px of {}x{})", height, width,
+                            workload.height, workload.width);
+  }
+  const double pixels = double(height) * double(width);
+  const double k = bytes_per_pixel_at(pixels);
+  const double bytes = k * pixels * double(element) * double(workload.batch) *
+                       double(workload.frames);
+
+  Estimate estimate;
+  std::string detail =
+      fmt::format("{:g} B/px/elem-byte x {:.0f} px x {} B ({}) x batch {}", k,
+                  pixels, element, workload.dtype, workload.batch);
+  if (workload.frames != 1)
+    detail += fmt::format(" x {} frames", workload.frames);
+  estimate.terms.push_back(
+      {"activations" + area_note, Bytes(std::llround(bytes)), detail});
+  estimate.bytes = estimate.terms.front().bytes;
+  estimate.calibrated = calibrated;
+  estimate.source = fmt::format("{} [{}.{}]{}{}", file.filename().string(), op,
+                                backend, source.empty() ? "" : ": ", source);
+  if (!points.empty())
+    estimate.source += fmt::format(" ({} measured points, headroom x{:g})",
+                                   points.size(), headroom);
+  if (!overridden_by.empty())
+    estimate.source += fmt::format(" (keys set by {})", overridden_by.string());
+  return estimate;
+}
+
+CalibrationFile CalibrationFile::load(const fs::path& shipped,
+                                      const fs::path& user_override) {
+  CalibrationFile result;
+  read_file(shipped, result.models_);
+  if (result.models_.empty())
+    throw ConfigError(shipped, 0, "",
+                      "has no [op.backend] tables: nothing to estimate with");
+  std::error_code ec;
+  if (!user_override.empty() && fs::is_regular_file(user_override, ec))
+    read_file(user_override, result.models_);
+  return result;
+}
+
+CalibrationFile CalibrationFile::load_for(const Registrar& registrar) {
+  return load(registrar.data_file("calibration.toml"),
+              registrar.user_data_file("calibration.toml"));
+}
+
+const PixelLinearModel* CalibrationFile::find(
+    const std::string& op, const std::string& backend) const {
+  for (const auto& model : models_)
+    if (model.op == op && model.backend == backend) return &model;
+  return nullptr;
+}
+
+void CalibrationFile::register_estimators(Registrar& registrar,
+                                          const std::string& family) const {
+  for (const auto& model : models_)
+    registrar.add_estimator(
+        {family, model.op, model.backend},
+        [model](const Workload& workload) { return model.estimate(workload); });
+}
+
+}  // namespace mold

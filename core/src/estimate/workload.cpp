@@ -1,0 +1,72 @@
+#include "mold/estimate/workload.hpp"
+
+#include <fmt/format.h>
+
+#include <array>
+#include <utility>
+
+#include "mold/base/error.hpp"
+
+namespace mold {
+
+namespace {
+constexpr std::array<std::pair<std::string_view, Bytes>, 12> kDtypes{{
+    {"float32", 4},
+    {"float", 4},
+    {"float16", 2},
+    {"half", 2},
+    {"bfloat16", 2},
+    {"float8_e4m3fn", 1},
+    {"float8_e5m2", 1},
+    {"float64", 8},
+    {"int8", 1},
+    {"uint8", 1},
+    {"int32", 4},
+    {"int64", 8},
+}};
+}  // namespace
+
+Bytes dtype_size(std::string_view dtype) {
+  for (const auto& [name, size] : kDtypes)
+    if (name == dtype) return size;
+  std::string known;
+  for (const auto& [name, size] : kDtypes)
+    known += (known.empty() ? "" : ", ") + std::string(name);
+  throw ParseError(
+      fmt::format("unknown dtype '{}': use one of {}", dtype, known));
+}
+
+std::string Workload::describe() const {
+  std::string text = fmt::format("{} {} on {}, {}x{} {}, batch {}", family, op,
+                                 backend, height, width, dtype, batch);
+  if (frames != 1) text += fmt::format(", {} frames", frames);
+  if (tile > 0) text += fmt::format(", tile {} latent", tile);
+  return text;
+}
+
+void Workload::validate() const {
+  auto require_name = [](const std::string& value, const char* field) {
+    if (value.empty())
+      throw InvalidArgument(
+          fmt::format("workload {} is empty: name one", field));
+  };
+  require_name(family, "family");
+  require_name(op, "op");
+  require_name(backend, "backend");
+  auto require_positive = [](int value, const char* field) {
+    if (value <= 0)
+      throw InvalidArgument(fmt::format(
+          "workload {} is {}: it must be a positive number", field, value));
+  };
+  require_positive(width, "width");
+  require_positive(height, "height");
+  require_positive(batch, "batch");
+  require_positive(frames, "frames");
+  if (tile < 0)
+    throw InvalidArgument(fmt::format(
+        "workload tile is {}: use 0 (whole image) or a positive latent size",
+        tile));
+  dtype_size(dtype);
+}
+
+}  // namespace mold

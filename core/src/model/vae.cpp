@@ -1,0 +1,135 @@
+#include "mold/model/vae.hpp"
+
+#include <ATen/CPUGeneratorImpl.h>
+#include <fmt/format.h>
+
+#include <cmath>
+
+#include "mold/base/error.hpp"
+#include "mold/tensor/safetensors.hpp"
+
+namespace mold {
+
+namespace {
+bool ends_with(const std::string& s, const std::string& suffix) {
+  return s.size() >= suffix.size() &&
+         s.compare(s.size() - suffix.size(), suffix.size(), suffix) == 0;
+}
+}  // namespace
+
+void Vae::add(const std::string& name, std::vector<int64_t> shape) {
+  params_[name] = at::zeros(shape, at::kFloat);
+}
+
+const at::Tensor& Vae::p(const std::string& name) const {
+  auto it = params_.find(name);
+  if (it == params_.end())
+    throw InvalidArgument(fmt::format("{} VAE ({}) has no parameter '{}'",
+                                      family(), config_, name));
+  return it->second;
+}
+
+int64_t Vae::parameter_count() const {
+  int64_t n = 0;
+  for (const auto& [name, t] : params_) n += t.numel();
+  return n;
+}
+
+void Vae::to(const c10::Device& device) {
+  for (auto& [name, t] : params_)
+    if (t.device() != device) t = t.to(device);
+}
+
+c10::Device Vae::device() const {
+  return params_.empty() ? c10::Device(c10::kCPU)
+                         : params_.begin()->second.device();
+}
+
+void Vae::init_from_seed(std::uint64_t seed) {
+  at::NoGradGuard no_grad;
+  at::Generator generator = at::detail::createCPUGenerator(seed);
+  for (auto& [name, t] :
+       params_) {  // name order: the same seed, the same weights
+    if (ends_with(name, ".gamma") ||
+        (ends_with(name, ".weight") && t.dim() == 1)) {
+      t.fill_(1.0);  // norm scales
+    } else if (ends_with(name, ".bias") &&
+               (name.find("norm") != std::string::npos)) {
+      t.zero_();  // norm shifts
+    } else if (ends_with(name, ".bias")) {
+      t.copy_(at::randn(t.sizes(), generator, at::kFloat) * 0.02);
+    } else {
+      const int64_t fan_in = t.numel() / t.size(0);
+      t.copy_(at::randn(t.sizes(), generator, at::kFloat) /
+              std::sqrt(double(fan_in)));
+    }
+  }
+}
+
+void Vae::load(const SafetensorsFile& file) {
+  std::vector<std::string> missing;
+  for (const auto& [name, t] : params_)
+    if (!file.contains(name)) missing.push_back(name);
+  if (!missing.empty()) {
+    std::string some;
+    for (std::size_t i = 0; i < missing.size() && i < 3; ++i)
+      some += (i ? ", " : "") + missing[i];
+    throw SafetensorsError(
+        fmt::format("{}: {} of the {} tensors of the {} VAE ({}) are missing, "
+                    "e.g. '{}'. Is it a {} VAE "
+                    "checkpoint in the diffusers layout?",
+                    file.path().string(), missing.size(), params_.size(),
+                    family(), config_, some, family()));
+  }
+  for (auto& [name, t] : params_) file.copy_into(name, t);
+}
+
+at::Tensor Vae::conv(const at::Tensor& x, const at::Tensor& weight,
+                     const at::Tensor& bias, int64_t stride, int64_t padding,
+                     const VaeRunOptions& options) const {
+  if (options.bounded)
+    return bounded_conv2d(x, weight, bias, {stride, stride}, {padding, padding},
+                          {1, 1}, 1, options.workspace_bound);
+  return at::conv2d(x, weight, bias, {stride, stride}, {padding, padding});
+}
+
+at::Tensor Vae::attention(const at::Tensor& q, const at::Tensor& k,
+                          const at::Tensor& v, const VaeRunOptions& options) {
+  const double scale = 1.0 / std::sqrt(double(q.size(-1)));
+  const at::Tensor kt = k.transpose(-2, -1);
+  const int64_t n = q.size(-2);
+  int64_t chunk = n;
+  if (options.bounded) {
+    // Scores of one chunk: batch x chunk x n floats, twice (scores and
+    // softmax).
+    const Bytes per_row = Bytes(q.size(0)) * Bytes(n) * 4 * 2;
+    chunk = std::max<int64_t>(
+        1, int64_t(options.workspace_bound / std::max<Bytes>(per_row, 1)));
+  }
+  if (chunk >= n) return at::softmax(at::matmul(q, kt) * scale, -1).matmul(v);
+  at::Tensor out = at::empty_like(q);
+  for (int64_t start = 0; start < n; start += chunk) {
+    const int64_t rows = std::min(chunk, n - start);
+    out.narrow(-2, start, rows)
+        .copy_(
+            at::softmax(at::matmul(q.narrow(-2, start, rows), kt) * scale, -1)
+                .matmul(v));
+  }
+  return out;
+}
+
+at::Tensor Vae::downsample(const at::Tensor& x, const std::string& prefix,
+                           const VaeRunOptions& options) const {
+  const at::Tensor padded = at::constant_pad_nd(x, {0, 1, 0, 1}, 0);
+  return conv(padded, p(prefix + ".weight"), p(prefix + ".bias"), 2, 0,
+              options);
+}
+
+at::Tensor Vae::upsample(const at::Tensor& x, const std::string& prefix,
+                         const VaeRunOptions& options) const {
+  const at::Tensor up =
+      at::upsample_nearest2d(x, {x.size(2) * 2, x.size(3) * 2});
+  return conv(up, p(prefix + ".weight"), p(prefix + ".bias"), 1, 1, options);
+}
+
+}  // namespace mold

@@ -1,0 +1,31 @@
+#include "mold/plugin/load_error.hpp"
+
+namespace mold {
+
+std::string_view to_string(LoadErrorKind kind) {
+  switch (kind) {
+  case LoadErrorKind::missing_directory:
+    return "missing_directory";
+  case LoadErrorKind::not_loadable:
+    return "not_loadable";
+  case LoadErrorKind::missing_entry_symbol:
+    return "missing_entry_symbol";
+  case LoadErrorKind::null_info:
+    return "null_info";
+  case LoadErrorKind::api_version_mismatch:
+    return "api_version_mismatch";
+  case LoadErrorKind::struct_too_small:
+    return "struct_too_small";
+  case LoadErrorKind::build_id_mismatch:
+    return "build_id_mismatch";
+  case LoadErrorKind::null_register_all:
+    return "null_register_all";
+  case LoadErrorKind::register_threw:
+    return "register_threw";
+  case LoadErrorKind::duplicate:
+    return "duplicate";
+  }
+  return "unknown";
+}
+
+}  // namespace mold

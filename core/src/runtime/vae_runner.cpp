@@ -1,0 +1,156 @@
+#include "mold/runtime/vae_runner.hpp"
+
+#include <c10/core/Device.h>
+#include <fmt/format.h>
+
+#include "mold/estimate/workload.hpp"
+#include "mold/plugin/registry.hpp"
+#include "mold/tensor/tensor_component.hpp"
+#include "mold/tensor/tiled.hpp"
+
+namespace mold {
+
+std::string_view to_string(VaeMode mode) {
+  switch (mode) {
+  case VaeMode::whole:
+    return "whole";
+  case VaeMode::bounded:
+    return "bounded";
+  case VaeMode::tiled:
+    return "tiled";
+  case VaeMode::ladder:
+    return "ladder";
+  }
+  return "unknown";
+}
+
+VaeMode parse_vae_mode(std::string_view text) {
+  for (auto m :
+       {VaeMode::whole, VaeMode::bounded, VaeMode::tiled, VaeMode::ladder})
+    if (to_string(m) == text) return m;
+  throw ParseError(fmt::format(
+      "unknown mode '{}': use whole, bounded, tiled or ladder", text));
+}
+
+namespace {
+
+bool is_decode(const VaeJob& job) { return job.op == ops::kVaeDecode; }
+
+/// One run of the operation on `device`, whole or in tiles.
+at::Tensor run_once(Vae& vae, const VaeJob& job, const c10::Device& device,
+                    const VaeRunOptions& options, int tile) {
+  vae.to(device);  // the cpu rung brings the weights back to host memory
+  const at::Tensor input = job.input.to(device);
+  auto op = [&](const at::Tensor& x) {
+    return is_decode(job) ? vae.decode(x, options) : vae.encode(x, options);
+  };
+  if (tile <= 0) return op(input);
+  const int scale = vae.spatial_scale();
+  const int latent_h =
+      int(is_decode(job) ? input.size(2) : input.size(2) / scale);
+  const int latent_w =
+      int(is_decode(job) ? input.size(3) : input.size(3) / scale);
+  const int overlap = std::min(job.overlap, tile / 2);
+  const TilePlan plan = plan_tiles(latent_h, latent_w, tile, overlap);
+  return run_tiled(input, plan, is_decode(job) ? 1 : scale,
+                   is_decode(job) ? scale : 1, job.blend, op);
+}
+
+std::optional<Bytes> estimate_for(const Registry& registry, const Vae& vae,
+                                  const VaeJob& job, const std::string& backend,
+                                  int tile) {
+  if (!job.predict) return std::nullopt;
+  Workload w;
+  w.family = vae.family();
+  w.op = job.op;
+  w.backend = backend;
+  w.dtype = job.dtype;
+  w.batch = int(job.input.size(0));
+  const int64_t scale = is_decode(job) ? vae.spatial_scale() : 1;
+  w.height = int(job.input.size(2) * scale);
+  w.width = int(job.input.size(3) * scale);
+  w.tile = tile;
+  try {
+    return registry.estimate(w).bytes;
+  } catch (const Error&) {
+    return std::nullopt;  // no estimator: the rung is tried, not predicted
+  }
+}
+
+}  // namespace
+
+VaeJobResult run_vae(Vae& vae, const Registry& registry, const VaeJob& job,
+                     const std::shared_ptr<Backend>& backend,
+                     const std::shared_ptr<Backend>& cpu) {
+  if (job.op != ops::kVaeDecode && job.op != ops::kVaeEncode)
+    throw InvalidArgument(
+        fmt::format("a VAE runs vae_encode or vae_decode, not '{}'", job.op));
+  if (job.input.dim() != 4)
+    throw InvalidArgument(
+        fmt::format("the VAE input must be NCHW, got {}-D", job.input.dim()));
+  const int64_t channels = is_decode(job) ? vae.latent_channels() : 3;
+  if (job.input.size(1) != channels)
+    throw InvalidArgument(
+        fmt::format("a {} takes {} channels, the input has {}", job.op,
+                    channels, job.input.size(1)));
+  if (!is_decode(job) && (job.input.size(2) % vae.spatial_scale() ||
+                          job.input.size(3) % vae.spatial_scale()))
+    throw InvalidArgument(
+        fmt::format("an image to encode must be a multiple of {} px, got {}x{}",
+                    vae.spatial_scale(), job.input.size(2), job.input.size(3)));
+
+  const c10::Device device = backend->torch_device();
+  VaeRunOptions whole_options;
+  VaeRunOptions bounded_options;
+  bounded_options.bounded = true;
+  bounded_options.workspace_bound = job.workspace_bound;
+
+  VaeJobResult result;
+  if (job.mode != VaeMode::ladder) {
+    const bool tiled = job.mode == VaeMode::tiled;
+    result.output =
+        run_once(vae, job, device,
+                 job.mode == VaeMode::bounded ? bounded_options : whole_options,
+                 tiled ? job.tile : 0)
+            .to(c10::Device(c10::kCPU));
+    backend->synchronize_and_check();
+    result.rung = tiled ? fmt::format("tiles_{}", job.tile)
+                        : std::string(to_string(job.mode));
+    return result;
+  }
+
+  at::Tensor output;
+  const at::Tensor reference_input = job.input;
+  auto rung = [&](std::string name, std::shared_ptr<Backend> on,
+                  VaeRunOptions options, int tile,
+                  std::optional<Bytes> estimate) {
+    RecoveryRung r;
+    r.name = std::move(name);
+    r.backend = on;
+    r.working_bytes = estimate;
+    const c10::Device rung_device = on->torch_device();
+    r.run = [&, rung_device, options, tile] {
+      output = run_once(vae, job, rung_device, options, tile);
+    };
+    r.validate = [&] { check_output(output, reference_input); };
+    return r;
+  };
+  std::vector<RecoveryRung> rungs;
+  rungs.push_back(rung("whole", backend, whole_options, 0,
+                       estimate_for(registry, vae, job, backend->name(), 0)));
+  // Bounded convolutions keep the activations; their estimate is not calibrated
+  // yet, so the rung is tried rather than predicted.
+  rungs.push_back(rung("bounded", backend, bounded_options, 0, std::nullopt));
+  for (int tile : {64, 32, 16})
+    rungs.push_back(
+        rung(fmt::format("tiles_{}", tile), backend, whole_options, tile,
+             estimate_for(registry, vae, job, backend->name(), tile)));
+  rungs.push_back(rung("cpu", cpu, bounded_options, 16, std::nullopt));
+  const RecoveryResult recovery = RecoveryPolicy(registry).run(job.op, rungs);
+  result.output = output.to(c10::Device(c10::kCPU));
+  result.rung = recovery.rung;
+  result.attempts = recovery.attempts;
+  return result;
+}
+
+}  // namespace mold
