@@ -29,8 +29,8 @@ const std::vector<float> kLatentsStd{
 
 class QwenImageVae final : public Vae {
  public:
-  QwenImageVae(const std::string& config, int64_t base)
-      : Vae(config), dims_{base, base, 2 * base, 4 * base, 4 * base} {
+  QwenImageVae(const std::string& arch, int64_t base)
+      : Vae(arch), dims_{base, base, 2 * base, 4 * base, 4 * base} {
     const int64_t z = latent_channels();
     // Encoder: conv_in, then per stage two residual blocks and (but last) a
     // resample.
@@ -220,17 +220,17 @@ class QwenImageVae final : public Vae {
 
 }  // namespace
 
-std::unique_ptr<Vae> make_qwen_image_vae(const std::string& config,
+std::unique_ptr<Vae> make_qwen_image_vae(const std::string& arch,
                                          std::uint64_t seed) {
   std::unique_ptr<Vae> vae;
-  if (config == "default")
-    vae = std::make_unique<QwenImageVae>(config, 96);
-  else if (config == "tiny")
-    vae = std::make_unique<QwenImageVae>(config, 8);
+  if (arch == "default")
+    vae = std::make_unique<QwenImageVae>(arch, 96);
+  else if (arch == "tiny")
+    vae = std::make_unique<QwenImageVae>(arch, 8);
   else
     throw InvalidArgument(
-        "the qwen_image VAE has configs 'default' and 'tiny', not '" + config +
-        "'");
+        "the qwen_image VAE has architectures 'default' and 'tiny', not '" +
+        arch + "'");
   vae->init_from_seed(seed);
   return vae;
 }

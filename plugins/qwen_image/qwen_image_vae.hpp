@@ -10,7 +10,7 @@ namespace qwen_image {
 
 /// "default": base 96, multipliers [1, 2, 4, 4], z 16, 126.89 M parameters.
 /// "tiny": base 8 (for tests and CPU runs).
-std::unique_ptr<mold::Vae> make_qwen_image_vae(const std::string& config,
+std::unique_ptr<mold::Vae> make_qwen_image_vae(const std::string& arch,
                                                std::uint64_t seed);
 
 }  // namespace qwen_image

@@ -17,9 +17,9 @@ constexpr double kNormEps = 1e-6;
 
 class FluxVae final : public Vae {
  public:
-  FluxVae(const std::string& config, std::vector<int64_t> channels,
+  FluxVae(const std::string& arch, std::vector<int64_t> channels,
           int64_t groups)
-      : Vae(config), channels_(std::move(channels)), groups_(groups) {
+      : Vae(arch), channels_(std::move(channels)), groups_(groups) {
     const int64_t latent2 = 2 * latent_channels();
     // Encoder.
     conv_params("encoder.conv_in", channels_[0], 3, 3);
@@ -177,18 +177,18 @@ class FluxVae final : public Vae {
 
 }  // namespace
 
-std::unique_ptr<Vae> make_flux_vae(const std::string& config,
+std::unique_ptr<Vae> make_flux_vae(const std::string& arch,
                                    std::uint64_t seed) {
   std::unique_ptr<Vae> vae;
-  if (config == "default")
+  if (arch == "default")
     vae = std::make_unique<FluxVae>(
-        config, std::vector<int64_t>{128, 256, 512, 512}, 32);
-  else if (config == "tiny")
-    vae = std::make_unique<FluxVae>(config,
-                                    std::vector<int64_t>{32, 32, 64, 64}, 32);
+        arch, std::vector<int64_t>{128, 256, 512, 512}, 32);
+  else if (arch == "tiny")
+    vae = std::make_unique<FluxVae>(arch, std::vector<int64_t>{32, 32, 64, 64},
+                                    32);
   else
     throw InvalidArgument(
-        "the zimage VAE has configs 'default' and 'tiny', not '" + config +
+        "the zimage VAE has architectures 'default' and 'tiny', not '" + arch +
         "'");
   vae->init_from_seed(seed);
   return vae;

@@ -10,7 +10,7 @@ namespace zimage {
 
 /// "default": channels 128/256/512/512, GroupNorm 32, 16 latent channels, 83.82
 /// M parameters. "tiny": channels 32/32/64/64 (for tests and CPU runs).
-std::unique_ptr<mold::Vae> make_flux_vae(const std::string& config,
+std::unique_ptr<mold::Vae> make_flux_vae(const std::string& arch,
                                          std::uint64_t seed);
 
 }  // namespace zimage

@@ -25,7 +25,7 @@ const at::Tensor& Vae::p(const std::string& name) const {
   auto it = params_.find(name);
   if (it == params_.end())
     throw InvalidArgument(fmt::format("{} VAE ({}) has no parameter '{}'",
-                                      family(), config_, name));
+                                      family(), arch_, name));
   return it->second;
 }
 
@@ -79,7 +79,7 @@ void Vae::load(const SafetensorsFile& file) {
                     "e.g. '{}'. Is it a {} VAE "
                     "checkpoint in the diffusers layout?",
                     file.path().string(), missing.size(), params_.size(),
-                    family(), config_, some, family()));
+                    family(), arch_, some, family()));
   }
   for (auto& [name, t] : params_) file.copy_into(name, t);
 }

@@ -16,9 +16,9 @@ namespace mold {
 
 class Vae;  // mold/vae.hpp
 
-/// Builds a family's VAE for a config ("default", "tiny"), weights from `seed`.
-/// Throws InvalidArgument for an unknown config.
-using VaeFactory = std::function<std::unique_ptr<Vae>(const std::string& config,
+/// Builds a family's VAE for an architecture ("default", "tiny"), weights from
+/// `seed`. Throws InvalidArgument for an unknown architecture.
+using VaeFactory = std::function<std::unique_ptr<Vae>(const std::string& arch,
                                                       std::uint64_t seed)>;
 
 /// One loadable part of a model: "transformer", "text_encoder", "vae".

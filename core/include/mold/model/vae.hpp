@@ -34,7 +34,7 @@ class Vae {
 
   virtual std::string family() const = 0;
   /// "default" (the published architecture) or "tiny" (for tests and CPU runs).
-  const std::string& config() const { return config_; }
+  const std::string& arch() const { return arch_; }
   virtual int latent_channels() const { return 16; }
   virtual int spatial_scale() const { return 8; }
 
@@ -64,7 +64,7 @@ class Vae {
   void load(const SafetensorsFile& file);
 
  protected:
-  explicit Vae(std::string config) : config_(std::move(config)) {}
+  explicit Vae(std::string arch) : arch_(std::move(arch)) {}
   /// Declares a parameter (zeros until initialised or loaded).
   void add(const std::string& name, std::vector<int64_t> shape);
   const at::Tensor& p(const std::string& name) const;
@@ -88,7 +88,7 @@ class Vae {
                       const VaeRunOptions& options) const;
 
  private:
-  std::string config_;
+  std::string arch_;
   std::map<std::string, at::Tensor> params_;
 };
 

@@ -10,7 +10,7 @@
 #include "support/aten_for_tests.hpp"
 #include "support/paths.hpp"
 #include "support/process.hpp"
-#include "test_registry.hpp"
+#include "support/test_registry.hpp"
 
 using namespace mold;
 

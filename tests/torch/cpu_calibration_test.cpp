@@ -7,7 +7,7 @@
 #include <mold/model/vae.hpp>
 
 #include "support/aten_for_tests.hpp"
-#include "test_registry.hpp"
+#include "support/test_registry.hpp"
 
 using namespace mold;
 

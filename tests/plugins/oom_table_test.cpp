@@ -7,7 +7,7 @@
 #include <nlohmann/json.hpp>
 
 #include "support/paths.hpp"
-#include "test_registry.hpp"
+#include "support/test_registry.hpp"
 
 namespace {
 nlohmann::json load_table() {

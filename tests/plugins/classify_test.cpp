@@ -4,7 +4,7 @@
 #include <mold/base/bytes.hpp>
 #include <mold/oom/oom_text.hpp>
 
-#include "test_registry.hpp"
+#include "support/test_registry.hpp"
 
 using namespace mold;
 

@@ -6,7 +6,7 @@
 #include <mold/device/simulated_backend.hpp>
 #include <stdexcept>
 
-#include "test_registry.hpp"
+#include "support/test_registry.hpp"
 
 using namespace mold;
 

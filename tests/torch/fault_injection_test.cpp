@@ -14,7 +14,7 @@
 #include <mold/tensor/tensor_component.hpp>
 
 #include "support/aten_for_tests.hpp"
-#include "test_registry.hpp"
+#include "support/test_registry.hpp"
 
 using namespace mold;
 

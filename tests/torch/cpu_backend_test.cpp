@@ -6,7 +6,7 @@
 #include <mold/device/cpu_backend.hpp>
 
 #include "support/aten_for_tests.hpp"
-#include "test_registry.hpp"
+#include "support/test_registry.hpp"
 
 using namespace mold;
 

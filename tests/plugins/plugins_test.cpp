@@ -6,7 +6,7 @@
 #include <mold/plugin/registry.hpp>
 
 #include "support/paths.hpp"
-#include "test_registry.hpp"
+#include "support/test_registry.hpp"
 
 using namespace mold;
 

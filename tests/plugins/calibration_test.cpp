@@ -7,7 +7,7 @@
 
 #include "support/paths.hpp"
 #include "support/process.hpp"
-#include "test_registry.hpp"
+#include "support/test_registry.hpp"
 
 using namespace mold;
 using mold::test::TempDir;

@@ -3,7 +3,7 @@
 #include <catch2/catch.hpp>
 #include <mold/oom/oom_advice.hpp>
 
-#include "test_registry.hpp"
+#include "support/test_registry.hpp"
 
 using namespace mold;
 
