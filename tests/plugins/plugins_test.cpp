@@ -1,5 +1,7 @@
 #include <catch2/catch.hpp>
 #include <cstdlib>
+#include <set>
+#include <string>
 #include <mold/base/error.hpp>
 #include <mold/config/config.hpp>
 #include <mold/plugin/plugin_loader.hpp>
@@ -81,6 +83,12 @@ TEST_CASE(
        "failed to register: calibration table 'vae_decode.cuda' is corrupt"},
       {"duplicate_estimator", LoadErrorKind::duplicate,
        "estimator 'qwen_image/vae_decode/cuda' is registered by both"},
+      {"entry_point_throws", LoadErrorKind::entry_point_threw,
+       "mold_get_plugin_info() threw: the descriptor could not be built"},
+      {"empty_name", LoadErrorKind::invalid_name,
+       "the plugin descriptor has no name"},
+      {"register_throws_int", LoadErrorKind::register_threw,
+       "failed to register: it threw a non-standard exception"},
   };
   for (const auto& c : cases) {
     INFO(c.dir);
@@ -94,6 +102,19 @@ TEST_CASE(
          {"qwen_image", "zimage", "backend_cuda", "backend_metal"})
       CHECK(has_plugin(run.registry, name));
   }
+}
+
+TEST_CASE("every load error kind has its own name", "[plugins]") {
+  std::set<std::string> names;
+  for (const auto kind :
+       {LoadErrorKind::missing_directory, LoadErrorKind::not_loadable,
+        LoadErrorKind::missing_entry_symbol, LoadErrorKind::entry_point_threw,
+        LoadErrorKind::null_info, LoadErrorKind::api_version_mismatch,
+        LoadErrorKind::struct_too_small, LoadErrorKind::invalid_name,
+        LoadErrorKind::build_id_mismatch, LoadErrorKind::null_register_all,
+        LoadErrorKind::register_threw, LoadErrorKind::duplicate})
+    CHECK(names.insert(std::string(to_string(kind))).second);
+  CHECK_FALSE(names.count("unknown"));
 }
 
 TEST_CASE("a duplicate names both plugins and registers nothing of the second",

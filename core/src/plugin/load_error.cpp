@@ -10,12 +10,16 @@ std::string_view to_string(LoadErrorKind kind) {
     return "not_loadable";
   case LoadErrorKind::missing_entry_symbol:
     return "missing_entry_symbol";
+  case LoadErrorKind::entry_point_threw:
+    return "entry_point_threw";
   case LoadErrorKind::null_info:
     return "null_info";
   case LoadErrorKind::api_version_mismatch:
     return "api_version_mismatch";
   case LoadErrorKind::struct_too_small:
     return "struct_too_small";
+  case LoadErrorKind::invalid_name:
+    return "invalid_name";
   case LoadErrorKind::build_id_mismatch:
     return "build_id_mismatch";
   case LoadErrorKind::null_register_all:

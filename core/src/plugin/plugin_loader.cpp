@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <cctype>
 #include <boost/dll/runtime_symbol_info.hpp>
 #include <boost/dll/shared_library.hpp>
 #include <cstddef>
@@ -33,6 +34,27 @@ void keep_loaded_forever(std::unique_ptr<boost::dll::shared_library> library) {
   static auto* mutex = new std::mutex;
   std::lock_guard<std::mutex> lock(*mutex);
   keep->push_back(std::move(library));
+}
+
+/// Plugin names are identifiers people type and see in messages and JSON.
+bool valid_plugin_name(const std::string& name) {
+  if (name.empty() || name.size() > 128) return false;
+  for (const unsigned char c : name)
+    if (!std::isalnum(c) && c != '_' && c != '.' && c != '-') return false;
+  return true;
+}
+
+/// `text` with every byte outside printable ASCII as \xHH, so that a hostile
+/// name cannot drive the terminal.
+std::string printable(const std::string& text) {
+  std::string out;
+  for (const unsigned char c : text.substr(0, 128)) {
+    if (c >= 0x20 && c < 0x7f)
+      out += char(c);
+    else
+      out += fmt::format("\\x{:02x}", c);
+  }
+  return out;
 }
 
 // The smallest descriptor of API version 1: every field up to register_all.
@@ -77,9 +99,15 @@ bool PluginLoader::load_file(const fs::path& path) {
   try {
     info = library->get<EntryPoint>(MOLD_PLUGIN_ENTRY_SYMBOL)();
   } catch (const std::exception& e) {
-    return fail(LoadErrorKind::null_info,
-                fmt::format("{}: {}() threw: {}", path.string(),
-                            MOLD_PLUGIN_ENTRY_SYMBOL, e.what()));
+    return fail(LoadErrorKind::entry_point_threw,
+                fmt::format("{}: {}() threw: {}. The plugin is broken: "
+                            "rebuild or remove it",
+                            path.string(), MOLD_PLUGIN_ENTRY_SYMBOL, e.what()));
+  } catch (...) {
+    return fail(LoadErrorKind::entry_point_threw,
+                fmt::format("{}: {}() threw a non-standard exception. The "
+                            "plugin is broken: rebuild or remove it",
+                            path.string(), MOLD_PLUGIN_ENTRY_SYMBOL));
   }
   if (info == nullptr)
     return fail(
@@ -108,10 +136,16 @@ bool PluginLoader::load_file(const fs::path& path) {
   const std::string name = info->name ? info->name : "";
   const std::string version = info->version ? info->version : "";
   const std::string build_id = info->build_id ? info->build_id : "";
-  if (name.empty())
-    return fail(
-        LoadErrorKind::null_info,
-        fmt::format("{}: the plugin descriptor has no name", path.string()));
+  if (!valid_plugin_name(name))
+    return fail(LoadErrorKind::invalid_name,
+                name.empty()
+                    ? fmt::format("{}: the plugin descriptor has no name: "
+                                  "give MOLD_PLUGIN a name",
+                                  path.string())
+                    : fmt::format("{}: the plugin name '{}' has characters "
+                                  "other than letters, digits, '_', '.' and "
+                                  "'-': rename it in MOLD_PLUGIN",
+                                  path.string(), printable(name)));
   if (build_id != core_build_id())
     return fail(
         LoadErrorKind::build_id_mismatch,

@@ -14,9 +14,11 @@ enum class LoadErrorKind {
   not_loadable,  ///< dlopen failed: not a library, wrong architecture, missing
                  ///< deps
   missing_entry_symbol,  ///< no mold_get_plugin_info
+  entry_point_threw,     ///< mold_get_plugin_info() threw
   null_info,             ///< mold_get_plugin_info() returned null
   api_version_mismatch,  ///< built for another MOLD_PLUGIN_API_VERSION
   struct_too_small,  ///< struct_size smaller than this API version's descriptor
+  invalid_name,       ///< the name is empty or not [A-Za-z0-9_.-]
   build_id_mismatch,  ///< other C++ ABI or libtorch version than the core
   null_register_all,  ///< register_all is null
   register_threw,     ///< register_all threw
