@@ -20,7 +20,7 @@ struct Measurement {
   double implied_k = 0;
 };
 
-/// The rows of the seed-004 grid that have a measurement (not "OOM").
+/// The rows of the incident 3 grid that have a measurement (not "OOM").
 std::vector<Measurement> seed004_measurements() {
   std::ifstream in(std::string(mold::test::kDataDir) +
                    "/qwen_image_vae_calibration_seed004.csv");
@@ -55,7 +55,7 @@ Workload qwen(const std::string& op, const std::string& backend, int height,
 }  // namespace
 
 TEST_CASE(
-    "Qwen-Image VAE estimates cover every seed-004 measurement within "
+    "Qwen-Image VAE estimates cover every incident 3 measurement within "
     "1.00-1.30",
     "[calibration]") {
   const auto& registry = mold::test::real_plugins();

@@ -14,7 +14,7 @@ std::optional<OomReport> classify(const std::string& text, Origin origin = {}) {
 }
 }  // namespace
 
-TEST_CASE("PyTorch CUDA OOM, current format (seed 004)", "[oom]") {
+TEST_CASE("PyTorch CUDA OOM, current format (incident 3)", "[oom]") {
   const auto r = classify(
       "torch.OutOfMemoryError: CUDA out of memory. Tried to allocate 5.01 GiB. "
       "GPU 0 has a "

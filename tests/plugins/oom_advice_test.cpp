@@ -39,8 +39,10 @@ bool any_contains(const std::vector<std::string>& hints,
 
 }  // namespace
 
-TEST_CASE("seed 000: a remote CUDA OOM seen from a Mac client never says Metal",
-          "[oom][advice]") {
+TEST_CASE(
+    "incident 1 (docs/incidents.md): a remote CUDA OOM seen from a Mac client "
+    "never says Metal",
+    "[oom][advice]") {
   const Registry& registry = mold::test::real_plugins();
   // The client runs on a Mac (its own backend would be metal); the error came
   // from the server, whose status says CUDA on an H200.

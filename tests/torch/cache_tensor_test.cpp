@@ -1,5 +1,5 @@
 // The cache with real tensors on the cpu backend: parked holds zero bytes
-// (measured), and the seed-004 scenario scaled down under a cpu memory limit.
+// (measured), and the incident 3 scenario scaled down under a cpu memory limit.
 #include <c10/util/Exception.h>
 
 #include <catch2/catch.hpp>
@@ -63,7 +63,8 @@ TEST_CASE("a parked component holds zero device bytes, measured",
 }
 
 TEST_CASE(
-    "seed 004 scaled down: the decode's estimate makes the cache park the text "
+    "incident 3 (docs/incidents.md) scaled down: the decode's estimate makes "
+    "the cache park the text "
     "encoder",
     "[cache][cpu]") {
   LimitGuard guard;

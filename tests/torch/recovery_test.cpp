@@ -37,7 +37,8 @@ class ScriptedBackend final : public Backend {
   void reset_peak() override {}
   void empty_cache() override {
     ++empty_cache_calls;
-    // An OOM while cleaning up (seed 001) must not stop the fallback.
+    // An OOM while cleaning up (incident 2, docs/incidents.md) must not stop
+    // the fallback.
     if (cleanup_throws)
       throw std::runtime_error("CUDA error: out of memory (in empty_cache)");
   }

@@ -1,8 +1,8 @@
 #pragma once
 /// The model cache: which components hold device memory, and making room for an
-/// operation before it runs instead of crashing inside it (seed 004: a cache
-/// that never evicted the transformer before a VAE decode because the decode's
-/// working memory was never estimated).
+/// operation before it runs instead of crashing inside it (incident 3 of
+/// docs/incidents.md: a cache that never evicted the transformer before a VAE
+/// decode because the decode's working memory was never estimated).
 
 #include <cstdint>
 #include <memory>

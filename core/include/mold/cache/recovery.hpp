@@ -2,7 +2,7 @@
 /// The recovery ladder of one operation: try the exact, fastest way first, and
 /// on a recognised out-of-memory error fall back to ways that need less memory
 /// (bounded convolution workspaces, then tiles, then the CPU), never losing the
-/// result and never hiding an unrelated error (seed 001).
+/// result and never hiding an unrelated error (incident 2, docs/incidents.md).
 
 #include <functional>
 #include <memory>
@@ -36,7 +36,8 @@ struct RecoveryRung {
 
 /// A result that is not one: non-finite values, or all zeros where the input
 /// was not
-/// ("silent zero output", seed 001). The rung failed; the ladder goes on.
+/// ("silent zero output", incident 2 of docs/incidents.md). The rung failed;
+/// the ladder goes on.
 class InvalidOutput : public Error {
  public:
   using Error::Error;

@@ -32,8 +32,8 @@ class Backend {
   /// Returns cached, unallocated memory to the device.
   virtual void empty_cache() = 0;
   /// Waits for queued work and throws if any of it failed. A failed command is
-  /// an error, never silently accepted (seed 001: a decode that returned
-  /// zeros).
+  /// an error, never silently accepted (incident 2 of docs/incidents.md: a
+  /// decode that returned zeros).
   virtual void synchronize_and_check() = 0;
   /// The libtorch device tensors for this backend live on. Callers include
   /// <c10/core/Device.h>.

@@ -8,14 +8,12 @@
 ///     # working bytes per output pixel per element byte
 ///     bytes_per_pixel = 2900
 ///     calibrated = true
-///     source = "seed 004: RTX 4090 fp16 grid, max 2723.6, +6.5%"
-///     # optional, where the constant varies with size:
-///     # [pixels, measured bytes_per_pixel] pairs
-///     points = [[262144, 5132], [589824, 4596]]
-///     headroom = 1.15
-///     [meta]
-///     family = "qwen_image"  # for people; the plugin decides
-///     spatial_scale = 8      # pixels per latent unit (tiles)
+///     source = "incident 3 of docs/incidents.md: RTX 4090 fp16 grid, max
+///     2723.6, +6.5%" # optional, where the constant varies with size: #
+///     [pixels, measured bytes_per_pixel] pairs points = [[262144, 5132],
+///     [589824, 4596]] headroom = 1.15 [meta] family = "qwen_image"  # for
+///     people; the plugin decides spatial_scale = 8      # pixels per latent
+///     unit (tiles)
 ///
 /// The estimate is bytes_per_pixel x height x width x element size x batch x
 /// frames (for a tile: the tile's pixels). With `points`, bytes_per_pixel at an

@@ -14,8 +14,8 @@ namespace mold {
 struct Workload;
 
 /// Where an error happened. The label of an OOM follows this, never the
-/// platform the client was compiled for (seed 000: a remote CUDA OOM shown on a
-/// Mac as "Metal").
+/// platform the client was compiled for (incident 1 of docs/incidents.md: a
+/// remote CUDA OOM shown on a Mac as "Metal").
 struct Origin {
   enum class Kind { local, remote };
   Kind kind = Kind::local;

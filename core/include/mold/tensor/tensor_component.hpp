@@ -46,7 +46,8 @@ class TensorComponent final : public CachedComponent {
 };
 
 /// Throws InvalidOutput when `output` has a non-finite value, or is all zeros
-/// while `input` is not ("silent zero output", seed 001).
+/// while `input` is not ("silent zero output", incident 2 of
+/// docs/incidents.md).
 void check_output(const at::Tensor& output, const at::Tensor& input);
 
 }  // namespace mold
