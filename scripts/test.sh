@@ -1,6 +1,13 @@
 #!/usr/bin/env bash
 # The test command: sets up a fresh Debian 12 machine, builds, and runs every test.
+#   ./scripts/test.sh [--preset PRESET] [CTEST ARGS...]
+# e.g. ./scripts/test.sh -L unit; ./scripts/test.sh --preset asan -L 'unit|cli'
 set -euo pipefail
 cd "$(dirname "$0")/.."
-./scripts/build.sh
-ctest --preset default "$@"
+preset=default
+if [ "${1:-}" = "--preset" ]; then
+  preset=${2:?--preset needs a name}
+  shift 2
+fi
+./scripts/build.sh "$preset"
+ctest --preset "$preset" "$@"
