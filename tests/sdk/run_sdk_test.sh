@@ -49,10 +49,45 @@ out=$("$molddiag" estimate --plugin-dir "$work/guide/build" --family example --o
   --backend cuda --width 1024 --height 1024 --json)
 grep -q '"bytes": 3145728000' <<<"$out" || fail "guide example estimate wrong: $out"
 grep -q '"estimator": "example/vae_decode/\*"' <<<"$out" || fail "guide example key: $out"
+# Its classifier and its backend's hint provider answer through molddiag classify.
+out=$("$molddiag" classify --plugin-dir "$work/guide/build" --backend example \
+  "example: device out of memory (requested 64.00 MiB)")
+grep -q 'requested 64.00 MiB' <<<"$out" || fail "guide example classifier: $out"
+grep -q 'EXAMPLE_POOL_SIZE' <<<"$out" || fail "guide example hint provider: $out"
 
-# The installed headers compile without libtorch on the include path.
-printf '#include <mold/plugin/plugin.hpp>\n#include <mold/plugin/registry.hpp>\n#include <mold/estimate/calibration.hpp>\nint main(){}\n' \
-  >"$work/headers.cpp"
-c++ -std=c++17 -fsyntax-only -I"$work/prefix/include" "$work/headers.cpp" ||
-  fail "installed headers need more than the SDK include dir"
+# A consumer of the torch component finds libtorch through the package (find_dependency).
+mkdir -p "$work/torch-consumer"
+cat >"$work/torch-consumer/CMakeLists.txt" <<'CMAKE'
+cmake_minimum_required(VERSION 3.22)
+project(torch_consumer LANGUAGES CXX)
+find_package(mold 0.1 REQUIRED COMPONENTS torch)
+add_executable(torch_consumer main.cpp)
+target_link_libraries(torch_consumer PRIVATE mold::torch)
+CMAKE
+cat >"$work/torch-consumer/main.cpp" <<'CPP'
+#include <mold/plan/conv_plan.hpp>
+#include <mold/tensor/bounded_conv.hpp>
+#include <iostream>
+int main() {
+  const at::Tensor x = at::ones({1, 2, 9, 9}), w = at::ones({3, 2, 3, 3});
+  const at::Tensor y = mold::bounded_conv2d(x, w, {}, {1}, {1}, {1}, 1, 4096);
+  std::cout << y.sum().item<double>() << "\n";
+}
+CPP
+cmake -S "$work/torch-consumer" -B "$work/torch-consumer/build" -G Ninja \
+  -DCMAKE_PREFIX_PATH="$work/prefix" >"$work/torch-configure.log" 2>&1 ||
+  fail "COMPONENTS torch: configure failed (see $work/torch-configure.log)"
+cmake --build "$work/torch-consumer/build" >"$work/torch-build.log" 2>&1 ||
+  fail "COMPONENTS torch: build failed (see $work/torch-build.log)"
+# 9x9 output of 3 channels; each sums its 3x3x2 window of ones, less at the border.
+[ "$("$work/torch-consumer/build/torch_consumer")" = "3750" ] || fail "torch consumer result"
+# An unknown component is refused with a message naming it.
+mkdir -p "$work/bad-component"
+printf 'cmake_minimum_required(VERSION 3.22)\nproject(p LANGUAGES CXX)\nfind_package(mold 0.1 REQUIRED COMPONENTS tensorflow)\n' \
+  >"$work/bad-component/CMakeLists.txt"
+if cmake -S "$work/bad-component" -B "$work/bad-component/build" -G Ninja \
+  -DCMAKE_PREFIX_PATH="$work/prefix" >"$work/bad-component.log" 2>&1; then
+  fail "an unknown component was accepted"
+fi
+grep -q "no component 'tensorflow'" "$work/bad-component.log" || fail "unknown component message"
 echo "sdk test: ok"
