@@ -2,6 +2,9 @@
 #include <catch2/catch.hpp>
 #include <mold/base/bytes.hpp>
 #include <nlohmann/json.hpp>
+#include <sstream>
+#include <string>
+#include <vector>
 
 #include "support/paths.hpp"
 #include "support/process.hpp"
@@ -25,6 +28,15 @@ std::string bad_dir(const std::string& name) {
   return std::string(mold::test::kBadPluginRoot) + "/" + name;
 }
 
+/// molddiag's commands, in the order of its command table.
+const std::vector<std::string> kCommands = {"plugins", "estimate", "classify",
+                                            "vae",     "tiling",   "calibrate"};
+
+/// The usage hint that follows a usage error of `command`.
+std::string help_hint(const std::string& command) {
+  return "Run 'molddiag " + command + " --help' for its options.\n";
+}
+
 }  // namespace
 
 TEST_CASE("molddiag plugins --json lists the four plugins and no errors",
@@ -42,7 +54,7 @@ TEST_CASE("molddiag plugins --json lists the four plugins and no errors",
   CHECK(j["core"]["build_id"].get<std::string>().rfind("mold-api 1;", 0) == 0);
 }
 
-TEST_CASE("molddiag plugins reports each broken plugin; --strict exits 3",
+TEST_CASE("molddiag plugins reports each broken plugin and --strict exits 3",
           "[cli]") {
   for (const char* kind :
        {"not_a_library", "no_entry_symbol", "null_info", "api_version_2",
@@ -103,31 +115,49 @@ TEST_CASE("molddiag estimate answers the documented cuda decode", "[cli]") {
 }
 
 TEST_CASE("molddiag usage errors exit 2 and say what to fix", "[cli]") {
+  // No command: the usage on stdout. An unknown command: named, then the
+  // usage, on stderr.
+  auto r = molddiag({});
+  CHECK(r.exit_code == 2);
+  CHECK_THAT(r.out, Catch::StartsWith("usage: molddiag <command> [options]\n"));
+  r = molddiag({"frobnicate"});
+  CHECK(r.exit_code == 2);
+  CHECK(r.out.empty());
+  CHECK_THAT(r.err, Catch::StartsWith("molddiag: unknown command 'frobnicate'\n"
+                                      "\nusage: molddiag <command>"));
+
+  // A bad flag or value: the command, the message naming the flag or value,
+  // and the hint to the command's help; nothing on stdout.
   struct Case {
     std::vector<std::string> args;
     const char* message;
   };
   const Case cases[] = {
-      {{}, "usage: molddiag"},
-      {{"frobnicate"}, "unknown command 'frobnicate'"},
-      {{"estimate", "--op", "vae_decode"}, "is required but missing"},
+      {{"estimate", "--op", "vae_decode"},
+       "the option '--backend' is required but missing"},
       {{"estimate", "--family", "qwen_image", "--op", "vae_decode", "--backend",
         "cuda", "--width", "wide", "--height", "8"},
-       "--width"},
+       "the argument ('wide') for option '--width' is invalid"},
       {{"estimate", "--family", "qwen_image", "--op", "vae_decode", "--backend",
         "cuda", "--width", "0", "--height", "8"},
-       "width is 0"},
+       "workload width is 0"},
       {{"estimate", "--family", "qwen_image", "--op", "vae_decode", "--backend",
         "cuda", "--width", "8", "--height", "8", "--dtype", "fp13"},
        "unknown dtype 'fp13'"},
-      {{"plugins", "--cpu-memory-limit", "lots"}, "--cpu-memory-limit 'lots'"},
-      {{"plugins", "--bogus"}, "bogus"},
+      {{"estimate", "--bogus"}, "unrecognised option '--bogus'"},
+      {{"plugins", "--cpu-memory-limit", "lots"},
+       "--cpu-memory-limit 'lots' is not a byte count"},
+      {{"plugins", "--bogus"}, "unrecognised option '--bogus'"},
   };
   for (const auto& c : cases) {
-    const auto r = molddiag(c.args);
+    r = molddiag(c.args);
     INFO(r.err);
     CHECK(r.exit_code == 2);
-    CHECK_THAT(r.err + r.out, Catch::Contains(c.message));
+    CHECK(r.out.empty());
+    const std::string& command = c.args.front();
+    CHECK_THAT(r.err,
+               Catch::StartsWith("molddiag " + command + ": " + c.message));
+    CHECK_THAT(r.err, Catch::EndsWith(help_hint(command)));
   }
 }
 
@@ -135,7 +165,8 @@ TEST_CASE("molddiag failures exit 1 with the reason", "[cli]") {
   auto r = molddiag({"estimate", "--family", "sdxl", "--op", "vae_decode",
                      "--backend", "cuda", "--width", "8", "--height", "8"});
   CHECK(r.exit_code == 1);
-  CHECK_THAT(r.err, Catch::Contains("no family 'sdxl'"));
+  CHECK_THAT(r.err, Catch::StartsWith("molddiag estimate: no family 'sdxl'"));
+  CHECK_THAT(r.err, !Catch::Contains("--help"));  // not a usage error
   TempDir dir;
   const auto config = dir.write("bad.toml", "[plugins]\ndirs = 3\n");
   r = molddiag({"plugins", "--config", config});
@@ -143,16 +174,104 @@ TEST_CASE("molddiag failures exit 1 with the reason", "[cli]") {
   CHECK_THAT(r.err, Catch::Contains(config + ":2: key 'plugins.dirs'"));
 }
 
-TEST_CASE("molddiag --help and --version", "[cli]") {
-  for (const auto& args : std::vector<std::vector<std::string>>{
-           {"--help"}, {"plugins", "--help"}, {"estimate", "--help"}}) {
-    const auto r = molddiag(args);
-    CHECK(r.exit_code == 0);
-    CHECK_FALSE(r.out.empty());
+TEST_CASE("molddiag's usage lists every command of its table", "[cli]") {
+  const auto r = molddiag({"--help"});
+  INFO(r.out);
+  REQUIRE(r.exit_code == 0);
+  CHECK_THAT(r.out, Catch::StartsWith(
+                        "usage: molddiag <command> [options]\n\ncommands:\n"));
+  CHECK_THAT(r.out, Catch::EndsWith(
+                        "\nRun 'molddiag <command> --help' for a command's "
+                        "options.\nOptions of every command: --plugin-dir DIR, "
+                        "--config FILE, --cpu-memory-limit BYTES.\n"));
+  // The command lines: "  NAME  summary", from "commands:" to the empty line.
+  std::vector<std::string> listed;
+  std::istringstream lines(r.out);
+  std::string line;
+  while (std::getline(lines, line) && line != "commands:") {
   }
+  while (std::getline(lines, line) && !line.empty()) {
+    REQUIRE(line.rfind("  ", 0) == 0);
+    const auto end = line.find(' ', 2);
+    REQUIRE(end != std::string::npos);
+    listed.push_back(line.substr(2, end - 2));
+    CHECK(line.find_first_not_of(' ', end) != std::string::npos);  // a summary
+  }
+  CHECK(listed == kCommands);
+  // Every listed command is one molddiag runs.
+  for (const auto& command : listed) {
+    INFO(command);
+    const auto help = molddiag({command, "--help"});
+    CHECK(help.exit_code == 0);
+    CHECK_THAT(help.out, Catch::StartsWith("molddiag " + command + " "));
+  }
+  // The same text for every way of asking, and on no arguments (exit 2).
+  for (const auto& args :
+       std::vector<std::vector<std::string>>{{"-h"}, {"help"}, {}}) {
+    const auto again = molddiag(args);
+    CHECK(again.exit_code == (args.empty() ? 2 : 0));
+    CHECK(again.out == r.out);
+  }
+}
+
+TEST_CASE("molddiag <command> --help lists the command's own options",
+          "[cli]") {
+  struct Case {
+    std::string command;
+    std::vector<std::string> flags;
+  };
+  const Case cases[] = {
+      {"plugins", {"--json", "--strict"}},
+      {"estimate",
+       {"--family", "--op", "--backend", "--width", "--height", "--dtype",
+        "--batch", "--frames", "--tile", "--model", "--json"}},
+      {"classify",
+       {"--backend", "--remote", "--remote-backend", "--remote-device",
+        "--family", "--model", "--op", "--width", "--height", "--batch",
+        "--dtype", "--json"}},
+      {"vae",
+       {"--family", "--weights", "--input", "--output", "--mode", "--backend",
+        "--arch", "--seed", "--tile", "--overlap", "--blend", "--workspace",
+        "--raw-latent", "--json"}},
+      {"tiling",
+       {"--family", "--size", "--tile", "--overlap", "--arch", "--seed",
+        "--workspace", "--mkldnn", "--json"}},
+      {"calibrate",
+       {"--family", "--op", "--sizes", "--arch", "--headroom", "--write",
+        "--json"}},
+  };
+  const std::vector<std::string> every_command = {"--plugin-dir", "--config",
+                                                  "--cpu-memory-limit"};
+  std::vector<std::string> covered;
+  for (const auto& c : cases) {
+    covered.push_back(c.command);
+    for (const std::string help : {"--help", "-h"}) {
+      INFO(c.command << " " << help);
+      const auto r = molddiag({c.command, help});
+      INFO(r.out);
+      CHECK(r.exit_code == 0);
+      CHECK(r.err.empty());
+      CHECK_THAT(r.out, Catch::StartsWith("molddiag " + c.command + " "));
+      CHECK_THAT(r.out, Catch::Contains("\n  -h [ --help ] "));
+      // Each option's line: two spaces, the flag, a space.
+      for (const auto& flag : c.flags)
+        CHECK_THAT(r.out, Catch::Contains("\n  " + flag + " "));
+      for (const auto& flag : every_command)
+        CHECK_THAT(r.out, Catch::Contains("\n  " + flag + " "));
+    }
+  }
+  CHECK(covered == kCommands);
+  // estimate answers --help before checking its required options.
+  const auto r = molddiag({"estimate", "--family", "qwen_image", "--help"});
+  CHECK(r.exit_code == 0);
+  CHECK_THAT(r.out, Catch::Contains("\n  --backend "));
+}
+
+TEST_CASE("molddiag --version", "[cli]") {
   const auto v = molddiag({"--version"});
   CHECK(v.exit_code == 0);
-  CHECK_THAT(v.out, Catch::StartsWith("molddiag 0.1.0"));
+  CHECK_THAT(v.out, Catch::StartsWith("molddiag 0.1.0 (mold-api 1;"));
+  CHECK_THAT(v.out, Catch::EndsWith(")\n"));
 }
 
 TEST_CASE("molddiag classify: JSON fields, remote label, exit codes",
@@ -217,18 +336,37 @@ TEST_CASE("molddiag classify: JSON fields, remote label, exit codes",
   CHECK_THAT(text_out.out, Catch::Contains("this decode needs ~22.66 GiB"));
 }
 
-TEST_CASE("molddiag classify usage errors exit 2", "[cli][oom]") {
-  for (const auto& args : std::vector<std::vector<std::string>>{
-           {"classify", "--remote-backend", "cuda", "x out of memory"},
-           {"classify", "--remote", "h:1", "--backend", "cuda",
-            "x out of memory"},
-           {"classify", "--family", "qwen_image", "--width", "0",
-            "x out of memory"},
-           {"classify", "   "},
-       }) {
-    const auto r = molddiag(args);
+TEST_CASE("molddiag classify usage errors exit 2 and name the flags",
+          "[cli][oom]") {
+  struct Case {
+    std::vector<std::string> args;
+    std::vector<const char*> messages;
+  };
+  const Case cases[] = {
+      {{"classify", "--remote-backend", "cuda", "x out of memory"},
+       {"molddiag classify: --remote-backend and --remote-device describe a "
+        "--remote HOST: add it"}},
+      {{"classify", "--remote", "h:1", "--backend", "cuda", "x out of memory"},
+       {"molddiag classify: give --backend (a local error) or --remote (a "
+        "server's error), not both"}},
+      {{"classify", "--family", "qwen_image", "--width", "0",
+        "x out of memory"},
+       {"molddiag classify: the workload options: ", "workload op is empty",
+        "(give --family, --op, --width and --height together)"}},
+      {{"classify", "   "},
+       {"molddiag classify: no error text: give it as arguments or on standard "
+        "input"}},
+      {{"classify", "--width", "wide", "x out of memory"},
+       {"molddiag classify: the argument ('wide') for option '--width' is "
+        "invalid"}},
+  };
+  for (const auto& c : cases) {
+    const auto r = molddiag(c.args);
     INFO(r.err);
     CHECK(r.exit_code == 2);
-    CHECK_FALSE(r.err.empty());
+    CHECK(r.out.empty());
+    for (const char* message : c.messages)
+      CHECK_THAT(r.err, Catch::Contains(message));
+    CHECK_THAT(r.err, Catch::EndsWith(help_hint("classify")));
   }
 }

@@ -1,17 +1,14 @@
-// The family's VAE, for the commands that run one (vae, tiling, calibrate).
+#include "family_vae.hpp"
 
 #include <fmt/format.h>
 
 #include <mold/base/error.hpp>
-#include <mold/model/vae.hpp>
-
-#include "diag_context.hpp"
 
 namespace molddiag {
 
 std::unique_ptr<mold::Vae> make_family_vae(const mold::Registry& registry,
                                            const std::string& family,
-                                           const std::string& config,
+                                           const std::string& arch,
                                            std::uint64_t seed) {
   const mold::ModelFamily* f = registry.family(family);
   if (!f) {
@@ -25,7 +22,7 @@ std::unique_ptr<mold::Vae> make_family_vae(const mold::Registry& registry,
   if (!f->make_vae)
     throw mold::NotFound(
         fmt::format("family '{}' has no VAE in this build", family));
-  return f->make_vae(config, seed);
+  return f->make_vae(arch, seed);
 }
 
 }  // namespace molddiag

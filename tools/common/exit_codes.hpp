@@ -1,0 +1,17 @@
+#pragma once
+/// The exit codes of mold's command-line tools, documented in docs/molddiag.md.
+/// Shared so that every tool (molddiag today, the mold CLI later) means the
+/// same thing by the same number, and scripts can rely on it.
+
+namespace mold::tools {
+
+/// A tool's exit status.
+enum ExitCode : int {
+  kOk = 0,  ///< done as asked
+  kFailure =
+      1,       ///< the command could not do what was asked (message on stderr)
+  kUsage = 2,  ///< bad flags or values
+  kPluginErrors = 3,  ///< `plugins --strict`: a plugin failed to load
+};
+
+}  // namespace mold::tools

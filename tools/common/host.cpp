@@ -1,0 +1,48 @@
+#include "common/host.hpp"
+
+#include <fmt/format.h>
+
+#include <iostream>
+#include <mold/base/bytes.hpp>
+#include <mold/device/cpu_backend.hpp>
+#include <mold/plugin/plugin_loader.hpp>
+#include <optional>
+
+namespace mold::tools {
+
+Host open_host(const HostOptions& options) {
+  Host host;
+  std::optional<std::filesystem::path> config_path;
+  if (!options.config_path.empty()) config_path = options.config_path;
+  host.config = mold::Config::load(config_path);
+
+  std::optional<mold::Bytes> limit = host.config.cpu_memory_limit;
+  if (!options.cpu_memory_limit.empty()) {
+    limit = mold::try_parse_bytes(options.cpu_memory_limit);
+    if (!limit)
+      throw UsageError(
+          fmt::format("--cpu-memory-limit '{}' is not a byte count: write e.g. "
+                      "\"8 GiB\" or \"512 MiB\"",
+                      options.cpu_memory_limit));
+  }
+  mold::CpuBackend::instance()->set_memory_limit(limit);
+
+  std::vector<std::filesystem::path> flag_dirs(options.plugin_dirs.begin(),
+                                               options.plugin_dirs.end());
+  host.search_path = mold::plugin_search_path(flag_dirs, host.config);
+  host.registry = std::make_unique<mold::Registry>();
+  mold::PluginLoader loader(*host.registry, host.config.calibration_dir);
+  loader.load_directories(host.search_path);
+  return host;
+}
+
+void warn_load_errors(const mold::Registry& registry,
+                      std::string_view plugins_command) {
+  const auto& errors = registry.load_errors();
+  if (errors.empty()) return;
+  std::cerr << fmt::format(
+      "warning: {} plugin load error(s); first: {}. Run '{}' for all.\n",
+      errors.size(), errors.front().message, plugins_command);
+}
+
+}  // namespace mold::tools

@@ -1,0 +1,62 @@
+#pragma once
+/// Command-line parsing shared by mold's tools: the options every command
+/// takes (where the plugins and the configuration come from, the cpu memory
+/// limit), the usage error, and program_options parsing that turns its errors
+/// into that usage error. Torch-free.
+
+#include <boost/program_options.hpp>
+#include <optional>
+#include <stdexcept>
+#include <string>
+#include <vector>
+
+namespace mold::tools {
+
+/// A usage error: bad flags or flag values. run_command_table() prints it with
+/// the command's help hint and exits with kUsage.
+class UsageError : public std::runtime_error {
+ public:
+  using std::runtime_error::runtime_error;
+};
+
+/// The options every command accepts: they decide the Host (host.hpp) the
+/// command works in.
+struct HostOptions {
+  /// --plugin-dir: directories searched before the others, in order.
+  std::vector<std::string> plugin_dirs;
+  /// --config: the configuration file; empty for $MOLD_CONFIG or the default.
+  std::string config_path;
+  /// --cpu-memory-limit, as written ("8 GiB"); empty for the config's.
+  std::string cpu_memory_limit;
+};
+
+/// Adds --plugin-dir, --config and --cpu-memory-limit, stored into `host`
+/// (which must outlive the parsing), to `options`.
+void add_host_options(boost::program_options::options_description& options,
+                      HostOptions& host);
+
+/// Parses `args` against `options` (with `positional` names, may be null) and
+/// notifies the variables. Throws UsageError with program_options' message.
+boost::program_options::variables_map parse_args(
+    const std::vector<std::string>& args,
+    const boost::program_options::options_description& options,
+    const boost::program_options::positional_options_description* positional =
+        nullptr);
+
+/// Whether `args` ask for help (--help or -h anywhere): for commands that must
+/// answer it before parsing, when required options would fail the parse.
+bool wants_help(const std::vector<std::string>& args);
+
+/// A command's help text: `options` as program_options prints it, then an
+/// empty line.
+std::string help_text(
+    const boost::program_options::options_description& options);
+
+/// What a command's parse step gives: the help text when the arguments asked
+/// for it (then `request` is left default), else the request to run.
+template <class Request> struct Parsed {
+  std::optional<std::string> help;
+  Request request;
+};
+
+}  // namespace mold::tools

@@ -1,0 +1,155 @@
+// molddiag estimate: the working-memory estimate of one operation.
+
+#include <fmt/format.h>
+
+#include <iostream>
+#include <mold/base/error.hpp>
+#include <mold/estimate/workload.hpp>
+#include <mold/plugin/registry.hpp>
+#include <nlohmann/json.hpp>
+
+#include "commands.hpp"
+#include "common/exit_codes.hpp"
+#include "common/host.hpp"
+#include "common/json_output.hpp"
+#include "common/options.hpp"
+
+namespace po = boost::program_options;
+namespace tools = mold::tools;
+
+namespace molddiag {
+
+namespace {
+
+struct EstimateRequest {
+  tools::HostOptions host;
+  mold::Workload workload;
+  bool json = false;
+};
+
+struct EstimateResult {
+  mold::EstimatorKey estimator;
+  mold::Estimate estimate;
+};
+
+tools::Parsed<EstimateRequest> parse(const std::vector<std::string>& args) {
+  tools::Parsed<EstimateRequest> parsed;
+  EstimateRequest& r = parsed.request;
+  mold::Workload& w = r.workload;
+  po::options_description options(
+      "molddiag estimate --family F --op O --backend B --width W --height H "
+      "[options]\n\n"
+      "Prints the working memory the operation needs beyond its weights: the "
+      "bytes a\n"
+      "cache must make free before running it, with the terms, whether the "
+      "constants\n"
+      "were measured on this backend, and where they come from.\n"
+      "Exit: 0 estimated; 1 no estimator; 2 usage error.\n\n"
+      "options");
+  options.add_options()("help,h", "this help")(
+      "family", po::value(&w.family)->required(),
+      "model family: qwen_image, zimage, ...")(
+      "op", po::value(&w.op)->required(),
+      "vae_decode, vae_encode, denoise, text_encode")(
+      "backend", po::value(&w.backend)->required(),
+      "cuda, rocm, metal, cpu, ...")("width", po::value(&w.width)->required(),
+                                     "image width in pixels")(
+      "height", po::value(&w.height)->required(), "image height in pixels")(
+      "dtype", po::value(&w.dtype)->default_value("float16"),
+      "float16, bfloat16, float32, ...")(
+      "batch", po::value(&w.batch)->default_value(1), "images at once")(
+      "frames", po::value(&w.frames)->default_value(1), "frames (video VAEs)")(
+      "tile", po::value(&w.tile)->default_value(0),
+      "tile edge in latent units (0: whole image); the estimate is one tile's")(
+      "model", po::value(&w.model),
+      "model[:variant], e.g. qwen-image-edit-2511:q4")(
+      "json", po::bool_switch(&r.json),
+      "print JSON (fields in docs/molddiag.md)");
+  tools::add_host_options(options, r.host);
+  // Before parsing: the required options would fail it.
+  if (tools::wants_help(args)) {
+    parsed.help = tools::help_text(options);
+    return parsed;
+  }
+  tools::parse_args(args, options);
+  try {
+    w.validate();
+  } catch (const mold::Error& e) {
+    throw tools::UsageError(e.what());
+  }
+  return parsed;
+}
+
+EstimateResult run(const tools::Host& host, const EstimateRequest& request) {
+  EstimateResult result;
+  host.registry->find_estimator(request.workload, &result.estimator);
+  result.estimate = host.registry->estimate(request.workload);
+  return result;
+}
+
+nlohmann::json to_json(const EstimateRequest& request,
+                       const EstimateResult& result) {
+  const mold::Workload& w = request.workload;
+  const mold::Estimate& estimate = result.estimate;
+  nlohmann::json out = {{"family", w.family},
+                        {"op", w.op},
+                        {"backend", w.backend},
+                        {"model", w.model},
+                        {"width", w.width},
+                        {"height", w.height},
+                        {"dtype", w.dtype},
+                        {"batch", w.batch},
+                        {"frames", w.frames},
+                        {"tile", w.tile},
+                        {"bytes", estimate.bytes},
+                        {"human", mold::format_bytes(estimate.bytes)},
+                        {"calibrated", estimate.calibrated},
+                        {"source", estimate.source},
+                        {"estimator", result.estimator.to_string()}};
+  out["terms"] = nlohmann::json::array();
+  for (const auto& t : estimate.terms)
+    out["terms"].push_back(
+        {{"name", t.name}, {"bytes", t.bytes}, {"detail", t.detail}});
+  return out;
+}
+
+void print_text(const EstimateRequest& request, const EstimateResult& result) {
+  const mold::Estimate& estimate = result.estimate;
+  std::cout << request.workload.describe() << "\n";
+  std::cout << fmt::format("estimate:   {} ({} bytes)\n",
+                           mold::format_bytes(estimate.bytes), estimate.bytes);
+  for (const auto& t : estimate.terms)
+    std::cout << fmt::format("  {}: {} = {}\n", t.name,
+                             mold::format_bytes(t.bytes), t.detail);
+  std::cout << fmt::format("calibrated: {}\n",
+                           estimate.calibrated
+                               ? "yes"
+                               : "no (constants not measured on this "
+                                 "backend)");
+  std::cout << fmt::format("estimator:  {}\nsource:     {}\n",
+                           result.estimator.to_string(), estimate.source);
+}
+
+void print(const EstimateRequest& request, const EstimateResult& result) {
+  if (request.json)
+    tools::print_json(std::cout, to_json(request, result));
+  else
+    print_text(request, result);
+}
+
+}  // namespace
+
+int estimate_command(const std::vector<std::string>& args) {
+  const auto parsed = parse(args);
+  if (parsed.help) {
+    std::cout << *parsed.help;
+    return tools::kOk;
+  }
+  const EstimateRequest& request = parsed.request;
+  const tools::Host host = tools::open_host(request.host);
+  tools::warn_load_errors(*host.registry, kPluginsCommand);
+  print(request, run(host, request));
+  return tools::kOk;
+}
+
+}  // namespace molddiag

@@ -1,0 +1,306 @@
+// molddiag tiling: decode the same latent whole, with bounded convolutions and
+// in tiles; peak bytes, time, and the difference from the whole decode
+// globally, per quadrant and in the seam bands.
+
+#include <ATen/Context.h>
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <array>
+#include <chrono>
+#include <cstdint>
+#include <iostream>
+#include <mold/base/error.hpp>
+#include <mold/device/cpu_backend.hpp>
+#include <mold/estimate/workload.hpp>
+#include <mold/model/vae.hpp>
+#include <mold/plan/tile_plan.hpp>
+#include <mold/plugin/registry.hpp>
+#include <mold/runtime/vae_runner.hpp>
+#include <mold/tensor/tiled.hpp>
+#include <nlohmann/json.hpp>
+
+#include "commands.hpp"
+#include "common/exit_codes.hpp"
+#include "common/host.hpp"
+#include "common/json_output.hpp"
+#include "common/options.hpp"
+#include "family_vae.hpp"
+
+namespace po = boost::program_options;
+namespace tools = mold::tools;
+
+namespace molddiag {
+
+namespace {
+
+struct TilingRequest {
+  tools::HostOptions host;
+  std::string family, arch = "default";
+  int size = 256;
+  int tile = 0;     ///< after the default (half the latent) is applied
+  int overlap = 0;  ///< after the default (tile / 4) is applied
+  std::uint64_t seed = 0;
+  mold::Bytes workspace_bound = 0;
+  bool mkldnn = true, json = false;
+};
+
+struct Difference {
+  double relative_l2 = 0, max_abs = 0;
+};
+
+/// One decode of the latent and how it compares with the whole decode.
+struct TilingRun {
+  std::string name;
+  double seconds = 0;
+  mold::Bytes peak = 0;
+  double peak_ratio_whole_over_this = 0, time_ratio_this_over_whole = 0;
+  Difference all, seams;
+  /// Top-left, top-right, bottom-left, bottom-right.
+  std::array<Difference, 4> quadrants;
+};
+
+struct TilingResult {
+  std::size_t tiles = 0;  ///< in the plan
+  std::vector<TilingRun> runs;
+};
+
+tools::Parsed<TilingRequest> parse(const std::vector<std::string>& args) {
+  tools::Parsed<TilingRequest> parsed;
+  TilingRequest& r = parsed.request;
+  std::string workspace = "64 MiB", mkldnn = "on";
+  int overlap = -1;
+  po::options_description options(
+      "molddiag tiling --family F [--size N] [--tile T] [--json]\n\n"
+      "Decodes one seeded latent of an N x N image whole, with bounded "
+      "convolutions, and\n"
+      "in tiles blended linearly and with smootherstep; prints each run's peak "
+      "bytes\n"
+      "(measured by the cpu backend's allocator), time, and relative L2 and "
+      "max |d| against\n"
+      "the whole decode: over the image, per quadrant, and in the seam bands "
+      "(pixels two\n"
+      "tiles cover). Exit: 0 done; 1 failed; 2 usage.\n\n"
+      "options");
+  options.add_options()("help,h", "this help")("family", po::value(&r.family),
+                                               "qwen_image or zimage")(
+      "size", po::value(&r.size)->default_value(256),
+      "image edge in pixels (multiple of 8)")(
+      "tile", po::value(&r.tile)->default_value(0),
+      "tile edge in latent units (default: half the latent)")(
+      "overlap", po::value(&overlap)->default_value(-1),
+      "overlap in latent units (default tile/4)")(
+      "arch", po::value(&r.arch)->default_value("default"),
+      "default or tiny architecture")(
+      "seed", po::value(&r.seed)->default_value(0), "weights and latent seed")(
+      "workspace", po::value(&workspace)->default_value("64 MiB"),
+      "bound for the bounded run")(
+      "mkldnn", po::value(&mkldnn)->default_value("on"),
+      "on: oneDNN convolutions; off: libtorch's im2col path")(
+      "json", po::bool_switch(&r.json), "print JSON");
+  tools::add_host_options(options, r.host);
+  const auto vm = tools::parse_args(args, options);
+  if (vm.count("help")) {
+    parsed.help = tools::help_text(options);
+    return parsed;
+  }
+  if (r.family.empty()) throw tools::UsageError("--family is required");
+  if (r.size <= 0 || r.size % 8)
+    throw tools::UsageError(
+        fmt::format("--size {} must be a positive multiple of 8", r.size));
+  if (mkldnn != "on" && mkldnn != "off")
+    throw tools::UsageError("--mkldnn takes on or off");
+  r.mkldnn = mkldnn == "on";
+  const int latent = r.size / 8;
+  if (r.tile == 0) r.tile = std::max(1, latent / 2);
+  r.overlap = overlap < 0 ? r.tile / 4 : overlap;
+  if (r.tile <= r.overlap)
+    throw tools::UsageError(fmt::format(
+        "--tile {} must be larger than --overlap {}", r.tile, r.overlap));
+  try {
+    r.workspace_bound = mold::parse_bytes(workspace);
+  } catch (const mold::ParseError& e) {
+    throw tools::UsageError(e.what());
+  }
+  return parsed;
+}
+
+Difference difference(const at::Tensor& got, const at::Tensor& reference,
+                      const at::Tensor& mask) {
+  at::Tensor delta = got - reference;
+  at::Tensor ref = reference;
+  if (mask.defined()) {
+    delta = delta.masked_select(mask.expand_as(delta));
+    ref = ref.masked_select(mask.expand_as(ref));
+  }
+  if (delta.numel() == 0) return {};
+  return {
+      delta.norm().item<double>() / std::max(ref.norm().item<double>(), 1e-30),
+      delta.abs().max().item<double>()};
+}
+
+/// Output pixels covered by more than one tile of the plan.
+at::Tensor seam_mask(const mold::TilePlan& plan, int scale) {
+  at::Tensor count = at::zeros(
+      {1, 1, int64_t(plan.height) * scale, int64_t(plan.width) * scale},
+      at::kInt);
+  for (const auto& t : plan.tiles)
+    count.narrow(2, int64_t(t.y0) * scale, int64_t(t.y1 - t.y0) * scale)
+        .narrow(3, int64_t(t.x0) * scale, int64_t(t.x1 - t.x0) * scale)
+        .add_(1);
+  return count.gt(1);
+}
+
+TilingResult run(const tools::Host& host, const TilingRequest& request) {
+  at::globalContext().setUserEnabledMkldnn(request.mkldnn);
+  const int latent = request.size / 8;
+  const auto vae = make_family_vae(*host.registry, request.family, request.arch,
+                                   request.seed);
+  at::Generator generator = at::detail::createCPUGenerator(request.seed + 1);
+  const at::Tensor latent_tensor = vae->unscale_latent(at::randn(
+      {1, vae->latent_channels(), latent, latent}, generator, at::kFloat));
+  auto cpu = mold::CpuBackend::instance();
+
+  struct Decode {
+    std::string name;
+    mold::VaeJob job;
+    at::Tensor output;
+    double seconds = 0;
+    mold::Bytes peak = 0;
+  };
+  std::vector<Decode> decodes;
+  auto add = [&](std::string name, mold::VaeMode mode, mold::Blend blend) {
+    Decode d{std::move(name), {}, {}, 0, 0};
+    d.job.op = std::string(mold::ops::kVaeDecode);
+    d.job.input = latent_tensor;
+    d.job.mode = mode;
+    d.job.tile = request.tile;
+    d.job.overlap = request.overlap;
+    d.job.blend = blend;
+    d.job.workspace_bound = request.workspace_bound;
+    decodes.push_back(std::move(d));
+  };
+  add("whole", mold::VaeMode::whole, mold::Blend::smootherstep);
+  add("bounded", mold::VaeMode::bounded, mold::Blend::smootherstep);
+  add("tiled_linear", mold::VaeMode::tiled, mold::Blend::linear);
+  add("tiled_smootherstep", mold::VaeMode::tiled, mold::Blend::smootherstep);
+  for (auto& d : decodes) {
+    const mold::Bytes live = cpu->stats().allocated;
+    cpu->reset_peak();
+    const auto start = std::chrono::steady_clock::now();
+    d.output = mold::run_vae(*vae, *host.registry, d.job, cpu, cpu).output;
+    d.seconds =
+        std::chrono::duration<double>(std::chrono::steady_clock::now() - start)
+            .count();
+    d.peak = cpu->stats().peak_allocated - live;
+  }
+
+  const mold::TilePlan plan =
+      mold::plan_tiles(latent, latent, request.tile, request.overlap);
+  const at::Tensor seams = seam_mask(plan, vae->spatial_scale());
+  const int64_t half = request.size / 2;
+  TilingResult result;
+  result.tiles = plan.tiles.size();
+  const Decode& whole = decodes.front();
+  for (const auto& d : decodes) {
+    TilingRun row;
+    row.name = d.name;
+    row.seconds = d.seconds;
+    row.peak = d.peak;
+    row.peak_ratio_whole_over_this =
+        double(whole.peak) / double(std::max<mold::Bytes>(d.peak, 1));
+    row.time_ratio_this_over_whole = d.seconds / whole.seconds;
+    row.all = difference(d.output, whole.output, {});
+    for (int q = 0; q < 4; ++q) {
+      const at::Tensor a = d.output.narrow(2, (q / 2) * half, half)
+                               .narrow(3, (q % 2) * half, half);
+      const at::Tensor b = whole.output.narrow(2, (q / 2) * half, half)
+                               .narrow(3, (q % 2) * half, half);
+      row.quadrants[q] = difference(a, b, {});
+    }
+    row.seams = difference(d.output, whole.output, seams);
+    result.runs.push_back(row);
+  }
+  return result;
+}
+
+nlohmann::json to_json(const TilingRequest& request,
+                       const TilingResult& result) {
+  nlohmann::json out = {{"family", request.family},
+                        {"arch", request.arch},
+                        {"size", request.size},
+                        {"tile", request.tile},
+                        {"overlap", request.overlap},
+                        {"tiles", result.tiles},
+                        {"mkldnn", request.mkldnn},
+                        {"workspace_bound", request.workspace_bound}};
+  out["runs"] = nlohmann::json::array();
+  for (const auto& r : result.runs) {
+    nlohmann::json row = {
+        {"name", r.name},
+        {"seconds", r.seconds},
+        {"peak_bytes", r.peak},
+        {"peak_ratio_whole_over_this", r.peak_ratio_whole_over_this},
+        {"time_ratio_this_over_whole", r.time_ratio_this_over_whole}};
+    row["relative_l2"] = r.all.relative_l2;
+    row["max_abs"] = r.all.max_abs;
+    row["quadrants"] = nlohmann::json::array();
+    for (const auto& d : r.quadrants)
+      row["quadrants"].push_back(
+          {{"relative_l2", d.relative_l2}, {"max_abs", d.max_abs}});
+    row["seams"] = {{"relative_l2", r.seams.relative_l2},
+                    {"max_abs", r.seams.max_abs}};
+    out["runs"].push_back(row);
+  }
+  return out;
+}
+
+void print_text(const TilingRequest& request, const TilingResult& result) {
+  std::cout << fmt::format(
+      "{} VAE ({}) decode of a {}x{} image: {} tiles of {} latents, overlap "
+      "{}; oneDNN {}\n\n",
+      request.family, request.arch, request.size, request.size, result.tiles,
+      request.tile, request.overlap, request.mkldnn ? "on" : "off");
+  std::cout << fmt::format(
+      "  {:<20} {:>12} {:>10} {:>8} {:>10} {:>12} {:>10} {:>12}\n", "run",
+      "peak", "peak w/x", "seconds", "time x/w", "rel L2", "max |d|",
+      "seam rel L2");
+  for (const auto& r : result.runs)
+    std::cout << fmt::format(
+        "  {:<20} {:>12} {:>10.2f} {:>8.2f} {:>10.2f} {:>12.3g} {:>10.3g} "
+        "{:>12.3g}\n",
+        r.name, mold::format_bytes(r.peak), r.peak_ratio_whole_over_this,
+        r.seconds, r.time_ratio_this_over_whole, r.all.relative_l2,
+        r.all.max_abs, r.seams.relative_l2);
+  std::cout << "\n  per quadrant rel L2 (top-left, top-right, bottom-left, "
+               "bottom-right):\n";
+  for (const auto& r : result.runs) {
+    std::string q;
+    for (const auto& d : r.quadrants)
+      q += fmt::format(" {:>10.3g}", d.relative_l2);
+    std::cout << fmt::format("  {:<20}{}\n", r.name, q);
+  }
+}
+
+void print(const TilingRequest& request, const TilingResult& result) {
+  if (request.json)
+    tools::print_json(std::cout, to_json(request, result));
+  else
+    print_text(request, result);
+}
+
+}  // namespace
+
+int tiling_command(const std::vector<std::string>& args) {
+  const auto parsed = parse(args);
+  if (parsed.help) {
+    std::cout << *parsed.help;
+    return tools::kOk;
+  }
+  const TilingRequest& request = parsed.request;
+  const tools::Host host = tools::open_host(request.host);
+  print(request, run(host, request));
+  return tools::kOk;
+}
+
+}  // namespace molddiag

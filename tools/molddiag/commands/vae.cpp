@@ -1,0 +1,251 @@
+// molddiag vae encode|decode: one VAE operation on tensors from a safetensors
+// file.
+
+#include <fmt/format.h>
+
+#include <chrono>
+#include <cstdint>
+#include <iostream>
+#include <mold/base/error.hpp>
+#include <mold/cache/recovery.hpp>
+#include <mold/estimate/workload.hpp>
+#include <mold/plugin/registry.hpp>
+#include <mold/runtime/vae_runner.hpp>
+#include <mold/tensor/safetensors.hpp>
+#include <nlohmann/json.hpp>
+#include <utility>
+
+#include "commands.hpp"
+#include "common/exit_codes.hpp"
+#include "common/host.hpp"
+#include "common/json_output.hpp"
+#include "common/options.hpp"
+#include "family_vae.hpp"
+
+namespace po = boost::program_options;
+namespace tools = mold::tools;
+
+namespace molddiag {
+
+namespace {
+
+struct VaeRequest {
+  tools::HostOptions host;
+  std::string family, weights, input_path, output_path,
+      mode = "whole", backend = "cpu", arch = "default";
+  std::uint64_t seed = 0;
+  bool raw_latent = false, json = false;
+  /// What to run, all but the input tensor (run() reads it).
+  mold::VaeJob job;
+};
+
+struct VaeResult {
+  std::string input_name, output_name;  ///< "sample" or "latent"
+  std::vector<int64_t> shape;           ///< the output tensor's
+  std::string rung;
+  std::vector<mold::RecoveryAttempt> attempts;
+  double seconds = 0;
+  mold::Bytes live = 0;        ///< the backend's bytes before the operation
+  mold::Bytes peak_above = 0;  ///< its peak during the operation, above `live`
+};
+
+tools::Parsed<VaeRequest> parse(const std::vector<std::string>& args) {
+  tools::Parsed<VaeRequest> parsed;
+  VaeRequest& r = parsed.request;
+  std::string op, blend = "smootherstep", workspace = "64 MiB";
+  int tile = 64, overlap = 16;
+  po::options_description options(
+      "molddiag vae encode|decode --family F --input X.safetensors --output "
+      "Y.safetensors\n"
+      "                  [--weights W.safetensors] [--mode "
+      "whole|bounded|tiled|ladder] ...\n\n"
+      "Runs one VAE operation. Tensors are NCHW float32: encode reads the "
+      "tensor 'sample'\n"
+      "(images in [-1, 1]) and writes 'latent'; decode reads 'latent' and "
+      "writes 'sample'.\n"
+      "A 5-D input with one frame (N, C, 1, H, W) is taken as NCHW. Latents "
+      "are in the\n"
+      "space diffusion pipelines use (Qwen-Image: (mean - latents_mean) / "
+      "latents_std;\n"
+      "Z-Image: (mean - 0.1159) * 0.3611) unless --raw-latent: then the VAE's "
+      "own space\n"
+      "(the encoder's mean; what the decoder takes). Encode writes the "
+      "distribution's mean.\n"
+      "Without --weights the weights come from --seed. Exit: 0 done; 1 failed; "
+      "2 usage.\n\n"
+      "options");
+  options.add_options()("help,h", "this help")(
+      "op", po::value(&op), "encode or decode")("family", po::value(&r.family),
+                                                "qwen_image or zimage")(
+      "weights", po::value(&r.weights),
+      "a diffusers VAE checkpoint (.safetensors)")(
+      "input", po::value(&r.input_path),
+      "safetensors file with 'sample' or 'latent'")(
+      "output", po::value(&r.output_path),
+      "safetensors file to write (replaced atomically)")(
+      "mode", po::value(&r.mode)->default_value("whole"),
+      "whole, bounded (convolutions in bands), tiled, or ladder (whole -> "
+      "bounded -> tiles -> cpu)")(
+      "backend", po::value(&r.backend)->default_value("cpu"), "cpu, cuda, ...")(
+      "arch", po::value(&r.arch)->default_value("default"),
+      "default or tiny architecture")("seed",
+                                      po::value(&r.seed)->default_value(0),
+                                      "weights seed without --weights")(
+      "tile", po::value(&tile)->default_value(64),
+      "tile edge in latent units (tiled)")(
+      "overlap", po::value(&overlap)->default_value(16),
+      "tile overlap in latent units")(
+      "blend", po::value(&blend)->default_value("smootherstep"),
+      "linear or smootherstep")(
+      "workspace", po::value(&workspace)->default_value("64 MiB"),
+      "bound on a convolution's temporary memory (bounded, ladder)")(
+      "raw-latent", po::bool_switch(&r.raw_latent),
+      "latents in the VAE's own space")("json", po::bool_switch(&r.json),
+                                        "print a JSON summary");
+  tools::add_host_options(options, r.host);
+  po::positional_options_description positional;
+  positional.add("op", 1);
+  const auto vm = tools::parse_args(args, options, &positional);
+  if (vm.count("help")) {
+    parsed.help = tools::help_text(options);
+    return parsed;
+  }
+  if (op != "encode" && op != "decode")
+    throw tools::UsageError(
+        "say what to do: molddiag vae encode ... or molddiag vae decode ...");
+  for (const auto& [value, flag] : {std::pair{&r.family, "--family"},
+                                    {&r.input_path, "--input"},
+                                    {&r.output_path, "--output"}})
+    if (value->empty())
+      throw tools::UsageError(std::string(flag) + " is required");
+  mold::VaeJob& job = r.job;
+  job.op = op == "encode" ? std::string(mold::ops::kVaeEncode)
+                          : std::string(mold::ops::kVaeDecode);
+  job.tile = tile;
+  job.overlap = overlap;
+  try {
+    job.mode = mold::parse_vae_mode(r.mode);
+    job.blend = mold::parse_blend(blend);
+    job.workspace_bound = mold::parse_bytes(workspace);
+  } catch (const mold::ParseError& e) {
+    throw tools::UsageError(e.what());
+  }
+  if (tile <= 0 || overlap < 0 || overlap >= tile)
+    throw tools::UsageError(fmt::format(
+        "--tile {} --overlap {}: the tile must be positive and larger "
+        "than the overlap",
+        tile, overlap));
+  // The estimators describe the published architecture only.
+  job.predict = r.arch == "default";
+  return parsed;
+}
+
+/// Reads the input, runs the job and writes the output file.
+VaeResult run(const tools::Host& host, const VaeRequest& request) {
+  const auto vae = make_family_vae(*host.registry, request.family, request.arch,
+                                   request.seed);
+  if (!request.weights.empty())
+    vae->load(mold::SafetensorsFile::open(request.weights));
+
+  mold::VaeJob job = request.job;
+  const bool encode = job.op == mold::ops::kVaeEncode;
+  VaeResult result;
+  result.input_name = encode ? "sample" : "latent";
+  result.output_name = encode ? "latent" : "sample";
+  at::Tensor input = mold::SafetensorsFile::open(request.input_path)
+                         .tensor(result.input_name)
+                         .to(at::kFloat);
+  if (input.dim() == 5 && input.size(2) == 1) input = input.squeeze(2);
+  if (input.dim() != 4)
+    throw mold::InvalidArgument(
+        fmt::format("{}: tensor '{}' has {} dimensions: give NCHW",
+                    request.input_path, result.input_name, input.dim()));
+  if (!encode && !request.raw_latent) input = vae->unscale_latent(input);
+  job.input = input;
+
+  auto backend = host.registry->create_backend(request.backend);
+  auto cpu = host.registry->create_backend("cpu");
+  backend->reset_peak();
+  result.live = backend->stats().allocated;
+  const auto start = std::chrono::steady_clock::now();
+  mold::VaeJobResult ran =
+      mold::run_vae(*vae, *host.registry, job, backend, cpu);
+  result.seconds =
+      std::chrono::duration<double>(std::chrono::steady_clock::now() - start)
+          .count();
+  const mold::Bytes peak = backend->stats().peak_allocated;
+  result.peak_above = peak > result.live ? peak - result.live : 0;
+  at::Tensor output = ran.output;
+  if (encode && !request.raw_latent) output = vae->scale_latent(output);
+  mold::save_safetensors(
+      request.output_path, {{result.output_name, output}},
+      {{"family", request.family},
+       {"op", job.op},
+       {"rung", ran.rung},
+       {"latent_space", request.raw_latent ? "raw" : "scaled"}});
+  result.shape = output.sizes().vec();
+  result.rung = std::move(ran.rung);
+  result.attempts = std::move(ran.attempts);
+  return result;
+}
+
+nlohmann::json to_json(const VaeRequest& request, const VaeResult& result) {
+  nlohmann::json out = {
+      {"family", request.family},
+      {"op", request.job.op},
+      {"arch", request.arch},
+      {"weights", request.weights.empty() ? "seed" : request.weights},
+      {"mode", request.mode},
+      {"rung", result.rung},
+      {"output", request.output_path},
+      {"shape", result.shape},
+      {"seconds", result.seconds},
+      {"peak_bytes", result.peak_above},
+      {"backend", request.backend}};
+  out["attempts"] = nlohmann::json::array();
+  for (const auto& a : result.attempts)
+    out["attempts"].push_back(
+        {{"rung", a.rung},
+         {"outcome", std::string(mold::to_string(a.outcome))},
+         {"seconds", a.seconds},
+         {"peak_bytes", a.peak_bytes},
+         {"error", a.error}});
+  return out;
+}
+
+void print_text(const VaeRequest& request, const VaeResult& result) {
+  std::cout << fmt::format(
+      "{} {} ({}, {}): {} -> '{}' {} in {}\n", request.family, request.job.op,
+      request.arch, result.rung, result.input_name, result.output_name,
+      c10::str(at::IntArrayRef(result.shape)), request.output_path);
+  std::cout << fmt::format(
+      "  {:.2f} s, peak {} above the {} live before\n", result.seconds,
+      mold::format_bytes(result.peak_above), mold::format_bytes(result.live));
+  for (const auto& a : result.attempts)
+    std::cout << fmt::format("  {}: {}{}\n", a.rung, mold::to_string(a.outcome),
+                             a.error.empty() ? "" : " (" + a.error + ")");
+}
+
+void print(const VaeRequest& request, const VaeResult& result) {
+  if (request.json)
+    tools::print_json(std::cout, to_json(request, result));
+  else
+    print_text(request, result);
+}
+
+}  // namespace
+
+int vae_command(const std::vector<std::string>& args) {
+  const auto parsed = parse(args);
+  if (parsed.help) {
+    std::cout << *parsed.help;
+    return tools::kOk;
+  }
+  const VaeRequest& request = parsed.request;
+  const tools::Host host = tools::open_host(request.host);
+  tools::warn_load_errors(*host.registry, kPluginsCommand);
+  print(request, run(host, request));
+  return tools::kOk;
+}
+
+}  // namespace molddiag
