@@ -180,10 +180,11 @@ TEST_CASE("molddiag's usage lists every command of its table", "[cli]") {
   REQUIRE(r.exit_code == 0);
   CHECK_THAT(r.out, Catch::StartsWith(
                         "usage: molddiag <command> [options]\n\ncommands:\n"));
-  CHECK_THAT(r.out, Catch::EndsWith(
-                        "\nRun 'molddiag <command> --help' for a command's "
-                        "options.\nOptions of every command: --plugin-dir DIR, "
-                        "--config FILE, --cpu-memory-limit BYTES.\n"));
+  CHECK_THAT(
+      r.out,
+      Catch::EndsWith("\nRun 'molddiag <command> --help' for a command's "
+                      "options.\nOptions of every command: --plugin-dir DIR, "
+                      "--config FILE, --cpu-memory-limit BYTES, --no-scan.\n"));
   // The command lines: "  NAME  summary", from "commands:" to the empty line.
   std::vector<std::string> listed;
   std::istringstream lines(r.out);

@@ -1,13 +1,16 @@
 #include <catch2/catch.hpp>
 #include <cstdlib>
-#include <set>
-#include <string>
+#include <filesystem>
+#include <fstream>
 #include <mold/base/error.hpp>
 #include <mold/config/config.hpp>
 #include <mold/plugin/plugin_loader.hpp>
 #include <mold/plugin/registry.hpp>
+#include <set>
+#include <string>
 
 #include "support/paths.hpp"
+#include "support/process.hpp"
 #include "support/test_registry.hpp"
 
 using namespace mold;
@@ -189,4 +192,38 @@ TEST_CASE("registry lookups fail with what is registered", "[plugins]") {
   CHECK_THROWS_WITH(
       r.create_backend("vulkan"),
       Catch::Contains("no backend 'vulkan'") && Catch::Contains("cpu"));
+}
+
+#if defined(__linux__) && defined(__x86_64__)
+TEST_CASE("a library for another CPU is refused from its ELF header, unloaded",
+          "[plugins]") {
+  mold::test::TempDir dir;
+  const std::string copy = dir.path() + "/zimage.so";
+  std::filesystem::copy_file(std::string(mold::test::kPluginDir) + "/zimage.so",
+                             copy);
+  {
+    // e_machine, at offset 18 of the ELF header: EM_AARCH64 (183).
+    std::fstream file(copy, std::ios::in | std::ios::out | std::ios::binary);
+    file.seekp(18);
+    const char aarch64[2] = {char(183), 0};
+    file.write(aarch64, 2);
+  }
+  Registry registry;
+  CHECK_FALSE(PluginLoader(registry).load_file(copy));
+  REQUIRE(registry.load_errors().size() == 1);
+  const LoadError& e = registry.load_errors().front();
+  CHECK(e.kind == LoadErrorKind::not_loadable);
+  CHECK_THAT(e.message,
+             Catch::Contains("an ELF file for aarch64 (this is x86_64)"));
+  CHECK_FALSE(has_plugin(registry, "zimage"));
+}
+#endif
+
+TEST_CASE("a file that is not ELF is refused without dlopen's errno noise",
+          "[plugins]") {
+  BadPluginRun run("not_a_library");
+  REQUIRE(run.registry.load_errors().size() == 1);
+  const auto& message = run.registry.load_errors().front().message;
+  CHECK_THAT(message, Catch::Contains("not an ELF shared library"));
+  CHECK_THAT(message, !Catch::Contains("Bad file descriptor"));
 }

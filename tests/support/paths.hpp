@@ -7,5 +7,7 @@ inline constexpr const char* kPluginDir =
     MOLD_TEST_PLUGIN_DIR;  // the real plugins
 inline constexpr const char* kBadPluginRoot =
     MOLD_TEST_BAD_PLUGIN_ROOT;  // one dir per case
+inline constexpr const char* kHostilePluginRoot =
+    MOLD_TEST_HOSTILE_PLUGIN_ROOT;  // one dir per case
 inline constexpr const char* kDataDir = MOLD_TEST_DATA_DIR;
 }  // namespace mold::test

@@ -109,6 +109,7 @@ std::string TempDir::write(const std::string& name,
 std::map<std::string, std::string> isolated_env(const TempDir& home) {
   return {{"HOME", home.path()},
           {"XDG_CONFIG_HOME", home.path() + "/config"},
+          {"XDG_CACHE_HOME", home.path() + "/cache"},
           {"MOLD_CONFIG", kUnset},
           {"MOLD_PLUGIN_PATH", kUnset}};
 }

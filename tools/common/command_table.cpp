@@ -23,7 +23,7 @@ std::string usage_text(std::string_view program,
   text += fmt::format(
       "\nRun '{} <command> --help' for a command's options.\n"
       "Options of every command: --plugin-dir DIR, --config FILE, "
-      "--cpu-memory-limit BYTES.\n",
+      "--cpu-memory-limit BYTES, --no-scan.\n",
       program);
   return text;
 }

@@ -6,6 +6,7 @@
 #include <mold/base/bytes.hpp>
 #include <mold/device/cpu_backend.hpp>
 #include <mold/plugin/plugin_loader.hpp>
+#include <mold/plugin/plugin_scanner.hpp>
 #include <optional>
 
 namespace mold::tools {
@@ -31,9 +32,16 @@ Host open_host(const HostOptions& options) {
                                                options.plugin_dirs.end());
   host.search_path = mold::plugin_search_path(flag_dirs, host.config);
   host.registry = std::make_unique<mold::Registry>();
-  mold::PluginLoader loader(*host.registry, host.config.calibration_dir);
+  std::optional<mold::PluginScanner> scanner;
+  if (host.config.plugin_scan && !options.no_scan)
+    scanner.emplace(mold::PluginScanOptions{
+        std::chrono::duration<double>(host.config.plugin_scan_timeout),
+        mold::PluginScanner::default_cache_file(),
+        host.config.calibration_dir});
+  mold::PluginLoader loader(*host.registry, host.config.calibration_dir,
+                            scanner ? &*scanner : nullptr);
   loader.load_directories(host.search_path);
-  return host;
+  return host;  // the scanner saves its cache as it goes out of scope
 }
 
 void warn_load_errors(const mold::Registry& registry,

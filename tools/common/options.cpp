@@ -16,7 +16,10 @@ void add_host_options(po::options_description& options, HostOptions& host) {
       "$XDG_CONFIG_HOME/mold/config.toml)")(
       "cpu-memory-limit", po::value(&host.cpu_memory_limit),
       "cap on the cpu backend's tensor memory, e.g. \"8 GiB\" (overrides the "
-      "config)");
+      "config)")(
+      "no-scan", po::bool_switch(&host.no_scan),
+      "load plugins directly, without first loading new ones in a child "
+      "process (as [plugins] scan = false)");
 }
 
 po::variables_map parse_args(

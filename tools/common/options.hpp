@@ -28,10 +28,12 @@ struct HostOptions {
   std::string config_path;
   /// --cpu-memory-limit, as written ("8 GiB"); empty for the config's.
   std::string cpu_memory_limit;
+  /// --no-scan: load plugins without the scanner (plugin_scanner.hpp).
+  bool no_scan = false;
 };
 
-/// Adds --plugin-dir, --config and --cpu-memory-limit, stored into `host`
-/// (which must outlive the parsing), to `options`.
+/// Adds --plugin-dir, --config, --cpu-memory-limit and --no-scan, stored into
+/// `host` (which must outlive the parsing), to `options`.
 void add_host_options(boost::program_options::options_description& options,
                       HostOptions& host);
 

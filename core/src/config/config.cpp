@@ -63,7 +63,24 @@ Config Config::load_file(const fs::path& path) {
     config.calibration_dir = dir / "calibration";
 
   if (const auto* plugins = sub_table(path, root, "", "plugins")) {
-    toml_reader::require_known_keys(path, *plugins, "plugins", {"dirs"});
+    toml_reader::require_known_keys(path, *plugins, "plugins",
+                                    {"dirs", "scan", "scan_timeout"});
+    if (const toml::node* scan = plugins->get("scan")) {
+      const auto value = scan->value<bool>();
+      if (!value || !scan->is_boolean())
+        throw ConfigError(path, toml_reader::line_of(*scan), "plugins.scan",
+                          "must be true or false");
+      config.plugin_scan = *value;
+    }
+    if (const toml::node* timeout = plugins->get("scan_timeout")) {
+      const auto value = timeout->value<double>();
+      if (!value || !(*value >= 0.1 && *value <= 600))
+        throw ConfigError(path, toml_reader::line_of(*timeout),
+                          "plugins.scan_timeout",
+                          "must be a number of seconds from 0.1 to 600, e.g. "
+                          "scan_timeout = 10");
+      config.plugin_scan_timeout = *value;
+    }
     if (const toml::node* dirs = plugins->get("dirs")) {
       const auto* array = dirs->as_array();
       if (!array)

@@ -1,5 +1,7 @@
 #include "mold/plugin/load_error.hpp"
 
+#include <optional>
+
 namespace mold {
 
 std::string_view to_string(LoadErrorKind kind) {
@@ -28,8 +30,23 @@ std::string_view to_string(LoadErrorKind kind) {
     return "register_threw";
   case LoadErrorKind::duplicate:
     return "duplicate";
+  case LoadErrorKind::crashed:
+    return "crashed";
+  case LoadErrorKind::exited:
+    return "exited";
+  case LoadErrorKind::timed_out:
+    return "timed_out";
+  case LoadErrorKind::wrote_output:
+    return "wrote_output";
   }
   return "unknown";
+}
+
+std::optional<LoadErrorKind> load_error_kind_from_string(
+    std::string_view name) {
+  for (int i = 0; i <= int(LoadErrorKind::wrote_output); ++i)
+    if (to_string(LoadErrorKind(i)) == name) return LoadErrorKind(i);
+  return std::nullopt;
 }
 
 }  // namespace mold

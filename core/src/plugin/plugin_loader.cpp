@@ -3,9 +3,9 @@
 #include <fmt/format.h>
 
 #include <algorithm>
-#include <cctype>
 #include <boost/dll/runtime_symbol_info.hpp>
 #include <boost/dll/shared_library.hpp>
+#include <cctype>
 #include <cstddef>
 #include <cstdlib>
 #include <cstring>
@@ -15,6 +15,8 @@
 
 #include "mold/config/config.hpp"
 #include "mold/plugin/plugin.hpp"
+#include "mold/plugin/plugin_scanner.hpp"
+#include "plugin/elf_inspection.hpp"
 
 namespace mold {
 
@@ -61,16 +63,64 @@ std::string printable(const std::string& text) {
 constexpr std::size_t kInfoSizeV1 =
     offsetof(mold_plugin_info, register_all) + sizeof(void (*)(Registrar&));
 
+/// The reason inside Boost.DLL's message: dlerror()'s text, without Boost's
+/// wrapper and the errno it appends ("Bad file descriptor"), which is
+/// unrelated to the cause.
+std::string dlopen_reason(const std::string& what) {
+  const std::string marker = "dlerror system message: ";
+  const std::size_t at = what.find(marker);
+  if (at == std::string::npos) return what;
+  const std::size_t start = at + marker.size();
+  const std::size_t end = what.rfind("):");
+  if (end == std::string::npos || end < start) return what.substr(start);
+  return what.substr(start, end - start);
+}
+
 }  // namespace
 
-PluginLoader::PluginLoader(Registry& registry, fs::path user_data_dir)
-    : registry_(registry), user_data_dir_(std::move(user_data_dir)) {}
+PluginLoader::PluginLoader(Registry& registry, fs::path user_data_dir,
+                           PluginScanner* scanner)
+    : registry_(registry),
+      user_data_dir_(std::move(user_data_dir)),
+      scanner_(scanner) {}
 
 bool PluginLoader::load_file(const fs::path& path) {
   auto fail = [&](LoadErrorKind kind, std::string message) {
     registry_.add_load_error({path, kind, std::move(message)});
     return false;
   };
+
+  // Read the file before running any of its code: a foreign library (another
+  // program's .so, a library for another CPU) is refused here.
+  const ElfInspection elf = inspect_elf(path, MOLD_PLUGIN_ENTRY_SYMBOL);
+  if (elf.inspected) {
+    if (!elf.is_elf)
+      return fail(
+          LoadErrorKind::not_loadable,
+          fmt::format("cannot load {}: {}. A plugin is a shared "
+                      "library built against the mold SDK",
+                      path.string(),
+                      elf.mismatch.empty() ? "it is not an ELF shared library"
+                                           : elf.mismatch));
+    if (!elf.mismatch.empty())
+      return fail(LoadErrorKind::not_loadable,
+                  fmt::format("cannot load {}: it is {}. Build the plugin for "
+                              "this platform against this mold SDK",
+                              path.string(), elf.mismatch));
+    if (elf.defines_symbol && !*elf.defines_symbol)
+      return fail(LoadErrorKind::missing_entry_symbol,
+                  fmt::format("{} has no '{}' symbol: it is not a mold plugin "
+                              "(a plugin defines it with MOLD_PLUGIN(name, "
+                              "version, register_all)); it was not loaded",
+                              path.string(), MOLD_PLUGIN_ENTRY_SYMBOL));
+  }
+  if (scanner_) {
+    PluginScanVerdict verdict = scanner_->scan(path);
+    if (!verdict.safe && verdict.error) {
+      registry_.add_load_error(std::move(*verdict.error));
+      return false;
+    }
+  }
 
   auto owned = std::make_unique<boost::dll::shared_library>();
   boost::dll::shared_library* library = owned.get();
@@ -83,7 +133,7 @@ bool PluginLoader::load_file(const fs::path& path) {
         LoadErrorKind::not_loadable,
         fmt::format("cannot load {}: {}. Is it a mold plugin built for this "
                     "platform, with its dependencies on the library path?",
-                    path.string(), e.what()));
+                    path.string(), dlopen_reason(e.what())));
   }
   keep_loaded_forever(std::move(owned));
 

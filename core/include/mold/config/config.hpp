@@ -3,6 +3,8 @@
 ///
 ///     [plugins]
 ///     dirs = ["/opt/mold-plugins"]  # relative: from the file's dir
+///     scan = true         # load new plugins in a child process first
+///     scan_timeout = 10   # seconds a scan may take
 ///     [backends.cpu]
 ///     memory_limit = "8 GiB"
 ///     [cache]
@@ -27,6 +29,11 @@ class Config {
   /// The file the values came from; empty when none was found (all defaults).
   std::filesystem::path source;
   std::vector<std::filesystem::path> plugin_dirs;
+  /// Scan plugins not seen before in a child process before loading them
+  /// (plugin/plugin_scanner.hpp); false loads them directly.
+  bool plugin_scan = true;
+  /// Seconds a scan may take before the plugin counts as hanging.
+  double plugin_scan_timeout = 10;
   std::optional<Bytes> cpu_memory_limit;
   CacheOptions cache;
   /// Where users override plugin data files; defaults to

@@ -10,16 +10,22 @@
 namespace mold {
 
 class Config;
+class PluginScanner;
 
 /// Loads plugin libraries into a registry. A plugin that fails any ABI check is
 /// skipped and its LoadError recorded in the registry; loading never throws for
-/// a bad plugin. Libraries stay loaded for the life of the process.
+/// a bad plugin. Before any code of a file runs, its ELF headers are read: a
+/// foreign library (another CPU, no entry symbol) is refused unloaded. With a
+/// scanner, a plugin is loaded only after a child process loaded it cleanly
+/// (plugin_scanner.hpp). Libraries stay loaded for the life of the process.
 class PluginLoader {
  public:
   /// `user_data_dir`: where plugins look for user overrides of their data files
-  /// (calibration); may be empty.
+  /// (calibration); may be empty. `scanner` (may be null: load directly) must
+  /// outlive the loader.
   explicit PluginLoader(Registry& registry,
-                        std::filesystem::path user_data_dir = {});
+                        std::filesystem::path user_data_dir = {},
+                        PluginScanner* scanner = nullptr);
 
   /// Loads one library. Returns false (and records why) when it was skipped.
   bool load_file(const std::filesystem::path& path);
@@ -32,6 +38,7 @@ class PluginLoader {
  private:
   Registry& registry_;
   std::filesystem::path user_data_dir_;
+  PluginScanner* scanner_;
 };
 
 /// The plugin search path, in order: `flag_dirs` (--plugin-dir), then
