@@ -95,7 +95,7 @@ TEST_CASE(
   }
 }
 
-TEST_CASE("a plugin that hangs while loading times out; the command goes on",
+TEST_CASE("a plugin that hangs while loading times out and the command goes on",
           "[cli][scan]") {
   Run molddiag;
   const std::string config =

@@ -88,6 +88,10 @@ void write_all(int fd, const std::string& data) {
 [[noreturn]] void run_child(const fs::path& library,
                             const fs::path& user_data_dir, int output_fd,
                             int report_fd) {
+  // A crash is the plugin's: no handler inherited from the parent (a
+  // sanitizer's, a crash reporter's) may turn it into an exit code.
+  for (const int signal : {SIGSEGV, SIGBUS, SIGFPE, SIGILL, SIGABRT})
+    ::signal(signal, SIG_DFL);
   const int null_fd = ::open("/dev/null", O_RDONLY);
   if (null_fd >= 0) ::dup2(null_fd, STDIN_FILENO);
   ::dup2(output_fd, STDOUT_FILENO);
