@@ -6,6 +6,7 @@
 
 #include "config/toml_reader.hpp"
 #include "mold/base/error.hpp"
+#include "mold/base/file_io.hpp"
 
 namespace mold {
 
@@ -152,13 +153,18 @@ Config Config::load_file(const fs::path& path) {
 
 Config Config::load(const std::optional<fs::path>& explicit_path) {
   auto must_exist = [](const fs::path& path, const char* named_by) {
-    std::error_code ec;
-    if (!fs::is_regular_file(path, ec))
+    const std::string type = describe_file_type(path);
+    if (type == "missing" || type == "a dangling symlink")
       throw ConfigError(
           path, 0, "",
           fmt::format("config file named by {} does not exist: fix the path "
                       "or drop {}",
                       named_by, named_by));
+    if (type != "a regular file")
+      throw ConfigError(path, 0, "",
+                        fmt::format("config file named by {} is {}, not a "
+                                    "TOML file: give the path of the file",
+                                    named_by, type));
   };
   if (explicit_path) {
     must_exist(*explicit_path, "--config");

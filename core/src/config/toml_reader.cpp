@@ -4,9 +4,15 @@
 
 #include <fstream>
 
+#include "mold/base/file_io.hpp"
+
 namespace mold::toml_reader {
 
 toml::table parse(const std::filesystem::path& path) {
+  const std::string type = describe_file_type(path);
+  if (type != "a regular file" && type != "missing")
+    throw ConfigError(path, 0, "",
+                      "is " + type + ", not a TOML file: give a file");
   std::ifstream in(path);
   if (!in)
     throw ConfigError(

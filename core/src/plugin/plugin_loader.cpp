@@ -13,6 +13,7 @@
 #include <mutex>
 #include <set>
 
+#include "mold/base/file_io.hpp"
 #include "mold/config/config.hpp"
 #include "mold/plugin/plugin.hpp"
 #include "mold/plugin/plugin_scanner.hpp"
@@ -238,11 +239,18 @@ bool PluginLoader::load_file(const fs::path& path) {
 void PluginLoader::load_directory(const fs::path& dir) {
   std::error_code ec;
   if (!fs::is_directory(dir, ec)) {
+    const std::string type = describe_file_type(dir);
     registry_.add_load_error(
         {dir, LoadErrorKind::missing_directory,
-         fmt::format("plugin directory {} does not exist: fix --plugin-dir, "
-                     "MOLD_PLUGIN_PATH or [plugins] dirs in the config",
-                     dir.string())});
+         type == "missing"
+             ? fmt::format("plugin directory {} does not exist: fix "
+                           "--plugin-dir, MOLD_PLUGIN_PATH or [plugins] dirs "
+                           "in the config",
+                           dir.string())
+             : fmt::format("plugin directory {} is {}, not a directory: give "
+                           "the directory that holds the plugin (--plugin-dir, "
+                           "MOLD_PLUGIN_PATH or [plugins] dirs)",
+                           dir.string(), type)});
     return;
   }
   std::vector<fs::path> files;

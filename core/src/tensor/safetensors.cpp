@@ -11,6 +11,8 @@
 #include <fstream>
 #include <nlohmann/json.hpp>
 
+#include "mold/base/file_io.hpp"
+
 namespace mold {
 
 namespace fs = std::filesystem;
@@ -65,7 +67,9 @@ SafetensorsFile SafetensorsFile::open(const fs::path& path) {
   auto fail = [&](const std::string& what) {
     return SafetensorsError(fmt::format("{}: {}", path.string(), what));
   };
-  const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
+  // O_NONBLOCK: opening a FIFO must not wait for a writer; it is then refused
+  // as not a regular file.
+  const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC | O_NONBLOCK);
   if (fd < 0)
     throw fail(
         fmt::format("cannot open: {}. Check the path", std::strerror(errno)));
@@ -73,6 +77,11 @@ SafetensorsFile SafetensorsFile::open(const fs::path& path) {
   if (fstat(fd, &st) != 0) {
     ::close(fd);
     throw fail("cannot read its size");
+  }
+  if (!S_ISREG(st.st_mode)) {
+    ::close(fd);
+    throw fail(fmt::format("is {}, not a regular file: give a safetensors file",
+                           describe_file_type(path)));
   }
   SafetensorsFile file;
   file.path_ = path;
@@ -248,36 +257,21 @@ void save_safetensors(
   std::string json = header.dump();
   json.append((8 - json.size() % 8) % 8, ' ');  // keeps the data 8-byte aligned
 
-  const fs::path temporary =
-      path.string() + ".tmp-" + std::to_string(::getpid());
-  {
-    std::ofstream out(temporary, std::ios::binary | std::ios::trunc);
-    if (!out)
-      throw SafetensorsError(fmt::format("{}: cannot write beside it ({})",
-                                         path.string(), std::strerror(errno)));
-    std::uint64_t n = json.size();
-    char length[8];
-    for (int i = 0; i < 8; ++i) length[i] = char((n >> (8 * i)) & 0xff);
-    out.write(length, 8);
-    out.write(json.data(), std::streamsize(json.size()));
-    for (const auto& c : contiguous)
-      out.write(static_cast<const char*>(c.data_ptr()),
-                std::streamsize(c.nbytes()));
-    out.flush();
-    if (!out) {
-      out.close();
-      std::error_code ec;
-      fs::remove(temporary, ec);
-      throw SafetensorsError(
-          fmt::format("{}: writing failed (disk full?)", path.string()));
-    }
-  }
-  std::error_code ec;
-  fs::rename(temporary, path, ec);
-  if (ec) {
-    fs::remove(temporary, ec);
-    throw SafetensorsError(
-        fmt::format("{}: cannot replace it: {}", path.string(), ec.message()));
+  try {
+    write_file_atomically(path, "safetensors output", [&](std::ostream& out) {
+      std::uint64_t n = json.size();
+      char length[8];
+      for (int i = 0; i < 8; ++i) length[i] = char((n >> (8 * i)) & 0xff);
+      out.write(length, 8);
+      out.write(json.data(), std::streamsize(json.size()));
+      for (const auto& c : contiguous)
+        out.write(static_cast<const char*>(c.data_ptr()),
+                  std::streamsize(c.nbytes()));
+    });
+  } catch (const SafetensorsError&) {
+    throw;
+  } catch (const Error& e) {
+    throw SafetensorsError(e.what());
   }
 }
 

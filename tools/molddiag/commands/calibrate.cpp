@@ -12,6 +12,7 @@
 #include <functional>
 #include <iostream>
 #include <mold/base/error.hpp>
+#include <mold/base/file_io.hpp>
 #include <mold/device/cpu_backend.hpp>
 #include <mold/estimate/workload.hpp>
 #include <mold/model/vae.hpp>
@@ -128,9 +129,15 @@ tools::Parsed<CalibrateRequest> parse(const std::vector<std::string>& args) {
         "--write records constants of the published architecture: drop "
         "--arch " +
         r.arch);
-  if (!r.write.empty() && !std::filesystem::is_regular_file(r.write))
-    throw tools::UsageError(
-        fmt::format("--write {}: no such calibration file", r.write));
+  if (!r.write.empty()) {
+    const std::string type = mold::describe_file_type(r.write);
+    if (type != "a regular file")
+      throw tools::UsageError(
+          type == "missing"
+              ? fmt::format("--write {}: no such calibration file", r.write)
+              : fmt::format("--write {} is {}, not a calibration file", r.write,
+                            type));
+  }
   return parsed;
 }
 
@@ -175,14 +182,9 @@ void write_table(const std::filesystem::path& file, const std::string& table,
     lines.insert(lines.begin() + long(begin), replacement.begin(),
                  replacement.end());
   }
-  const std::filesystem::path temporary = file.string() + ".tmp";
-  {
-    std::ofstream out(temporary, std::ios::trunc);
+  mold::write_file_atomically(file, "--write", [&](std::ostream& out) {
     for (const auto& l : lines) out << l << "\n";
-    if (!out)
-      throw mold::Error(fmt::format("{}: cannot write", temporary.string()));
-  }
-  std::filesystem::rename(temporary, file);
+  });
 }
 
 /// Measures each size (calling `on_point` after each, for progress), builds

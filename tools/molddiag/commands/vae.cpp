@@ -7,6 +7,7 @@
 #include <cstdint>
 #include <iostream>
 #include <mold/base/error.hpp>
+#include <mold/base/file_io.hpp>
 #include <mold/cache/recovery.hpp>
 #include <mold/estimate/workload.hpp>
 #include <mold/plugin/registry.hpp>
@@ -118,6 +119,25 @@ tools::Parsed<VaeRequest> parse(const std::vector<std::string>& args) {
                                     {&r.output_path, "--output"}})
     if (value->empty())
       throw tools::UsageError(std::string(flag) + " is required");
+  // Refused before any work: only a regular file (or a new one) is replaced.
+  for (const auto& [path, flag] :
+       {std::pair{&r.input_path, "--input"}, {&r.weights, "--weights"}})
+    if (!path->empty()) {
+      const std::string type = mold::describe_file_type(*path);
+      if (type != "a regular file")
+        throw tools::UsageError(
+            type == "missing"
+                ? fmt::format("{} {}: no such file", flag, *path)
+                : fmt::format("{} {} is {}, not a safetensors file", flag,
+                              *path, type));
+    }
+  if (const std::string type = mold::describe_file_type(r.output_path);
+      type != "a regular file" && type != "missing" &&
+      type != "a dangling symlink")
+    throw tools::UsageError(fmt::format(
+        "--output {} is {}: refusing to replace it; give the path of a "
+        "regular file (or a new one)",
+        r.output_path, type));
   mold::VaeJob& job = r.job;
   job.op = op == "encode" ? std::string(mold::ops::kVaeEncode)
                           : std::string(mold::ops::kVaeDecode);
