@@ -6,6 +6,7 @@
 
 #include <catch2/catch.hpp>
 #include <filesystem>
+#include <nlohmann/json.hpp>
 #include <string>
 #include <vector>
 
@@ -98,4 +99,90 @@ TEST_CASE("molddiag refuses special files as inputs and outputs, at once",
   const auto p = molddiag({"plugins", "--plugin-dir", file});
   CHECK(p.exit_code == 0);
   CHECK_THAT(p.out, Catch::Contains("is a regular file, not a directory"));
+}
+
+TEST_CASE("molddiag refuses numbers out of range, naming flag, value and range",
+          "[cli][numbers]") {
+  Molddiag molddiag;
+  const std::vector<std::string> estimate = {
+      "estimate",   "--family",  "qwen_image", "--op",
+      "vae_decode", "--backend", "cuda"};
+  auto with = [&](std::vector<std::string> extra) {
+    std::vector<std::string> args = estimate;
+    args.insert(args.end(), extra.begin(), extra.end());
+    return args;
+  };
+  struct Case {
+    std::vector<std::string> args;
+    std::string says;
+  };
+  const Case cases[] = {
+      // Once answered exactly 2^63 bytes with exit 0.
+      {with({"--width", "2147483647", "--height", "64"}),
+       "--width '2147483647' is out of range: give a whole number from 1 to "
+       "65536"},
+      {with({"--width", "64", "--height", "2147483647"}),
+       "--height '2147483647' is out of range"},
+      {with({"--width", "3000000000", "--height", "64"}),
+       "--width '3000000000' is out of range: give a whole number from 1 to "
+       "65536"},
+      {with({"--width", "64", "--height", "64", "--batch", "0"}),
+       "--batch '0' is out of range: give a whole number from 1 to 1024"},
+      {with({"--width", "64", "--height", "64", "--tile", "-1"}),
+       "--tile '-1' is out of range: give a whole number from 0 to 65536"},
+      {with({"--width", "8.5", "--height", "64"}),
+       "--width '8.5' is not a whole number: give a whole number from 1 to "
+       "65536"},
+      {{"classify", "--family", "qwen_image", "--op", "vae_decode", "--width",
+        "99999999999", "--height", "64", "out of memory"},
+       "--width '99999999999' is out of range"},
+      {{"plugins", "--cpu-memory-limit", "1"},
+       "--cpu-memory-limit '1' is 1 bytes, below the minimum of 1024.00 KiB"},
+      {{"plugins", "--cpu-memory-limit", "0 GiB"}, "below the minimum"},
+      {{"plugins", "--cpu-memory-limit", "-8 GiB"}, "is not a byte count"},
+  };
+  for (const auto& c : cases) {
+    std::string line;
+    for (const auto& a : c.args) line += a + " ";
+    INFO(line);
+    const auto r = molddiag(c.args);
+    CHECK(r.exit_code == 2);
+    CHECK_THAT(r.err, Catch::Contains(c.says));
+    CHECK(r.out.empty());
+  }
+  // A configured limit below the minimum names the key.
+  const std::string config = molddiag.home.write(
+      "tiny.toml", "[backends.cpu]\nmemory_limit = \"512\"\n");
+  const auto r = molddiag({"plugins", "--config", config});
+  CHECK(r.exit_code == 1);
+  CHECK_THAT(r.err, Catch::Contains("backends.cpu.memory_limit") &&
+                        Catch::Contains("below the minimum"));
+}
+
+TEST_CASE(
+    "classify prints valid JSON for invalid UTF-8 and escapes control "
+    "characters",
+    "[cli][text]") {
+  Molddiag molddiag;
+  const std::string text =
+      "CUDA out of memory. Tried to allocate 2.00 GiB \xff\xfe\x1b[2J here";
+  const auto j = run_process(kMolddiag, {"classify", "--json"},
+                             mold::test::isolated_env(molddiag.home), text);
+  INFO(j.err);
+  CHECK(j.exit_code == 0);
+  const auto parsed = nlohmann::json::parse(j.out);  // valid JSON
+  CHECK(parsed["is_oom"] == true);
+  CHECK(parsed["message_invalid_utf8"] == true);
+  CHECK(parsed["requested_bytes"] == 2 * 1024ull * 1024 * 1024);
+  const auto not_oom = run_process(kMolddiag, {"classify", "--json"},
+                                   mold::test::isolated_env(molddiag.home),
+                                   "segfault \xc3\x28 at 0x0");
+  CHECK(not_oom.exit_code == 1);
+  CHECK(nlohmann::json::parse(not_oom.out)["message_invalid_utf8"] == true);
+  // Text: the escape sequence is shown, not sent to the terminal.
+  const auto t = run_process(kMolddiag, {"classify"},
+                             mold::test::isolated_env(molddiag.home), text);
+  CHECK(t.exit_code == 0);
+  CHECK(t.out.find('\x1b') == std::string::npos);
+  CHECK_THAT(t.out, Catch::Contains("\\x1b[2J"));
 }

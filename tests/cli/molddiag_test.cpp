@@ -137,10 +137,11 @@ TEST_CASE("molddiag usage errors exit 2 and say what to fix", "[cli]") {
        "the option '--backend' is required but missing"},
       {{"estimate", "--family", "qwen_image", "--op", "vae_decode", "--backend",
         "cuda", "--width", "wide", "--height", "8"},
-       "the argument ('wide') for option '--width' is invalid"},
+       "--width 'wide' is not a whole number: give a whole number from 1 to "
+       "65536"},
       {{"estimate", "--family", "qwen_image", "--op", "vae_decode", "--backend",
         "cuda", "--width", "0", "--height", "8"},
-       "workload width is 0"},
+       "--width '0' is out of range: give a whole number from 1 to 65536"},
       {{"estimate", "--family", "qwen_image", "--op", "vae_decode", "--backend",
         "cuda", "--width", "8", "--height", "8", "--dtype", "fp13"},
        "unknown dtype 'fp13'"},
@@ -350,7 +351,7 @@ TEST_CASE("molddiag classify usage errors exit 2 and name the flags",
       {{"classify", "--remote", "h:1", "--backend", "cuda", "x out of memory"},
        {"molddiag classify: give --backend (a local error) or --remote (a "
         "server's error), not both"}},
-      {{"classify", "--family", "qwen_image", "--width", "0",
+      {{"classify", "--family", "qwen_image", "--width", "64",
         "x out of memory"},
        {"molddiag classify: the workload options: ", "workload op is empty",
         "(give --family, --op, --width and --height together)"}},
@@ -358,8 +359,8 @@ TEST_CASE("molddiag classify usage errors exit 2 and name the flags",
        {"molddiag classify: no error text: give it as arguments or on standard "
         "input"}},
       {{"classify", "--width", "wide", "x out of memory"},
-       {"molddiag classify: the argument ('wide') for option '--width' is "
-        "invalid"}},
+       {"molddiag classify: --width 'wide' is not a whole number: give a "
+        "whole number from 1 to 65536"}},
   };
   for (const auto& c : cases) {
     const auto r = molddiag(c.args);

@@ -179,3 +179,32 @@ TEST_CASE("backtraces are stripped from the message shown, kept in the raw one",
   CHECK(r->message == "CUDA out of memory. Tried to allocate 2.00 GiB.");
   CHECK(r->raw_message == text);
 }
+
+TEST_CASE("numbers an OOM text cannot mean are absent, never misread",
+          "[oom]") {
+  const auto& registry = mold::test::real_plugins();
+  auto cuda = [&](const std::string& text) {
+    return registry.classify({text, "", {}});
+  };
+  // Past 8 EiB: absent, not 1 byte (the mantissa) or 16 MiB (the number).
+  for (const char* text :
+       {"CUDA out of memory. Tried to allocate 1e308 GiB.",
+        "CUDA out of memory. Tried to allocate 16777216 TiB."}) {
+    INFO(text);
+    const auto r = cuda(text);
+    REQUIRE(r);
+    CHECK_FALSE(r->requested.has_value());
+  }
+  // A negative figure is absent, not its absolute value.
+  const auto negative = cuda(
+      "CUDA out of memory. Tried to allocate 20.00 MiB. GPU 0 has a total "
+      "capacity of 7.79 GiB of which -5 MiB is free.");
+  REQUIRE(negative);
+  CHECK(negative->requested == 20 * kMiB);
+  CHECK_FALSE(negative->free.has_value());
+  // Scientific forms that fit are read.
+  const auto scientific =
+      cuda("CUDA out of memory. Tried to allocate 1.5e3 MiB.");
+  REQUIRE(scientific);
+  CHECK(scientific->requested == 1500 * kMiB);
+}

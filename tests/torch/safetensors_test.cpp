@@ -1,3 +1,5 @@
+#include <sys/stat.h>
+
 #include <catch2/catch.hpp>
 #include <fstream>
 #include <mold/tensor/safetensors.hpp>
@@ -104,4 +106,45 @@ TEST_CASE("broken safetensors files name the file and the tensor",
   CHECK_THROWS_WITH(save_safetensors(dir.path() + "/no/such/dir/x.safetensors",
                                      {{"w", wrong}}),
                     Catch::Contains("cannot create a file beside it"));
+}
+
+TEST_CASE(
+    "safetensors shapes: fractions, wrapping byte counts and FIFOs are "
+    "refused",
+    "[safetensors]") {
+  TempDir dir;
+  struct Case {
+    const char* name;
+    std::string header;
+    const char* expected;
+  };
+  const Case cases[] = {
+      {"fraction.safetensors",
+       R"({"w":{"dtype":"F32","shape":[8.5],"data_offsets":[0,32]}})",
+       "shape [8.5] must be an array of whole numbers"},
+      {"wraps.safetensors",
+       R"({"w":{"dtype":"F32","shape":[1099511627776,1099511627776],"data_offsets":[0,0]}})",
+       "is more than 9223372036854775807 bytes"},
+      {"wraps_to_zero.safetensors",
+       R"({"w":{"dtype":"I8","shape":[4294967296,4294967296],"data_offsets":[0,0]}})",
+       "is more than 9223372036854775807 bytes"},
+      {"offsets.safetensors",
+       R"({"w":{"dtype":"F32","shape":[1],"data_offsets":[0,4.5]}})",
+       "data_offsets must be [begin, end], two whole numbers"},
+      {"string_shape.safetensors",
+       R"({"w":{"dtype":"F32","shape":"[1]","data_offsets":[0,4]}})",
+       "must be an array of whole numbers"},
+  };
+  for (const auto& c : cases) {
+    INFO(c.name);
+    const std::string path =
+        write_raw(dir, c.name, c.header, std::string(32, '\0'));
+    CHECK_THROWS_WITH(SafetensorsFile::open(path),
+                      Catch::Contains(c.name) && Catch::Contains("'w'") &&
+                          Catch::Contains(c.expected));
+  }
+  const std::string fifo = dir.path() + "/input.fifo";
+  REQUIRE(::mkfifo(fifo.c_str(), 0600) == 0);
+  CHECK_THROWS_WITH(SafetensorsFile::open(fifo),
+                    Catch::Contains("is a FIFO, not a regular file"));
 }

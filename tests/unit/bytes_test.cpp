@@ -1,6 +1,9 @@
 #include <catch2/catch.hpp>
+#include <cmath>
+#include <limits>
 #include <mold/base/bytes.hpp>
 #include <mold/base/error.hpp>
+#include <string>
 
 using namespace mold;
 
@@ -52,5 +55,44 @@ TEST_CASE(
     const double error = std::abs(double(back) - double(b)) / double(b);
     INFO(b << " -> " << format_bytes(b) << " -> " << back);
     CHECK(error < 0.005);
+  }
+}
+
+TEST_CASE("parse_bytes reads decimal and scientific forms, never wraps",
+          "[bytes]") {
+  CHECK(parse_bytes("1.5e3 MiB") == 1500 * kMiB);
+  CHECK(parse_bytes("2E+1 KiB") == 20 * kKiB);
+  CHECK(parse_bytes("0.5 KiB") == 512);
+  CHECK(parse_bytes("-0") == 0);
+  CHECK_FALSE(try_parse_bytes("8 EiB").has_value());
+  // The largest count, exactly; one more is refused, not saturated.
+  CHECK(parse_bytes("9223372036854775807") == kMaxBytes);
+  CHECK_FALSE(try_parse_bytes("9223372036854775808").has_value());
+  CHECK_FALSE(try_parse_bytes("8388608 TiB").has_value());  // 2^63
+  for (const char* huge : {"1e308 GiB", "16777216 TiB", "1e19",
+                           "9223372036854775808000", "1e999999 bytes"}) {
+    INFO(huge);
+    CHECK_FALSE(try_parse_bytes(huge).has_value());
+    CHECK_THROWS_WITH(parse_bytes(huge), Catch::Contains("more bytes than"));
+  }
+  for (const char* negative : {"-5 MiB", "-1", "-0.5 GiB"}) {
+    INFO(negative);
+    CHECK_FALSE(try_parse_bytes(negative).has_value());
+    CHECK_THROWS_WITH(parse_bytes(negative), Catch::Contains("is negative"));
+  }
+}
+
+TEST_CASE("byte products are checked, never wrapped or saturated", "[bytes]") {
+  CHECK(checked_multiply(kGiB, 8, "x") == 8 * kGiB);
+  CHECK(checked_multiply(0, kMaxBytes, "x") == 0);
+  CHECK_THROWS_WITH(
+      checked_multiply(Bytes(1) << 40, Bytes(1) << 40, "tensor 'w'"),
+      Catch::Contains("tensor 'w'") &&
+          Catch::Contains("1099511627776 x 1099511627776"));
+  CHECK(bytes_from_double(1.6e9, "e") == 1600000000);
+  for (double bad : {1e30, -1.0, std::numeric_limits<double>::infinity(),
+                     std::numeric_limits<double>::quiet_NaN()}) {
+    INFO(bad);
+    CHECK_THROWS_AS(bytes_from_double(bad, "the estimate"), InvalidArgument);
   }
 }

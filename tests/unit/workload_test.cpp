@@ -45,3 +45,22 @@ TEST_CASE("a workload names the field that is wrong", "[workload]") {
   CHECK(valid().describe() ==
         "qwen_image vae_decode on cuda, 832x1248 float16, batch 1");
 }
+
+TEST_CASE("a workload refuses sizes past its ranges, naming the range",
+          "[workload]") {
+  auto w = valid();
+  w.width = 2147483647;
+  w.height = 2147483647;
+  CHECK_THROWS_WITH(w.validate(), Catch::Contains("width is 2147483647") &&
+                                      Catch::Contains("from 1 to 65536"));
+  w = valid();
+  w.width = w.height = kMaxImageSide;
+  w.batch = kMaxBatch;
+  w.frames = kMaxFrames;
+  CHECK_NOTHROW(w.validate());  // the largest workload is still representable
+  w.batch = kMaxBatch + 1;
+  CHECK_THROWS_WITH(w.validate(), Catch::Contains("from 1 to 1024"));
+  w = valid();
+  w.tile = kMaxTile + 1;
+  CHECK_THROWS_WITH(w.validate(), Catch::Contains("from 1 to 65536"));
+}

@@ -25,6 +25,12 @@ Host open_host(const HostOptions& options) {
           fmt::format("--cpu-memory-limit '{}' is not a byte count: write e.g. "
                       "\"8 GiB\" or \"512 MiB\"",
                       options.cpu_memory_limit));
+    if (*limit < mold::kMinCpuMemoryLimit)
+      throw UsageError(fmt::format(
+          "--cpu-memory-limit '{}' is {}, below the minimum of {}: write a "
+          "unit, e.g. \"8 GiB\"",
+          options.cpu_memory_limit, mold::format_bytes(*limit),
+          mold::format_bytes(mold::kMinCpuMemoryLimit)));
   }
   mold::CpuBackend::instance()->set_memory_limit(limit);
 

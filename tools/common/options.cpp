@@ -1,7 +1,11 @@
 #include "common/options.hpp"
 
+#include <fmt/format.h>
+
 #include <algorithm>
+#include <map>
 #include <sstream>
+#include <utility>
 
 namespace po = boost::program_options;
 
@@ -22,6 +26,47 @@ void add_host_options(po::options_description& options, HostOptions& host) {
       "process (as [plugins] scan = false)");
 }
 
+namespace {
+
+/// The ranges of the options added with add_ranged_int, by long name, for the
+/// message when program_options itself refuses a value (not a number, or too
+/// large for an int).
+std::map<std::string, std::pair<int, int>>& ranges() {
+  static std::map<std::string, std::pair<int, int>> known;
+  return known;
+}
+
+std::string out_of_range(const std::string& flag, const std::string& value,
+                         int low, int high) {
+  // A number program_options could not store (too large for an int) is out of
+  // range; anything else ("wide", "8.5") is not a whole number at all.
+  std::size_t digits = value.size() > 0 && (value[0] == '-' || value[0] == '+');
+  const bool integer =
+      digits < value.size() &&
+      value.find_first_not_of("0123456789", digits) == std::string::npos;
+  return fmt::format("--{} '{}' is {}: give a whole number from {} to {}", flag,
+                     value, integer ? "out of range" : "not a whole number",
+                     low, high);
+}
+
+}  // namespace
+
+void add_ranged_int(po::options_description& options, const char* name,
+                    int* target, int low, int high, const std::string& help,
+                    std::optional<int> default_value, bool required) {
+  ranges()[name] = {low, high};
+  auto* value = po::value(target);
+  if (default_value) value->default_value(*default_value);
+  if (required) value->required();
+  const std::string flag = name;
+  value->notifier([flag, low, high](int v) {
+    if (v < low || v > high)
+      throw UsageError(out_of_range(flag, std::to_string(v), low, high));
+  });
+  const std::string text = fmt::format("{} ({} to {})", help, low, high);
+  options.add_options()(name, value, text.c_str());
+}
+
 po::variables_map parse_args(
     const std::vector<std::string>& args,
     const po::options_description& options,
@@ -33,6 +78,22 @@ po::variables_map parse_args(
     if (positional) parser.positional(*positional);
     po::store(parser.run(), vm);
     po::notify(vm);
+  } catch (const po::invalid_option_value& e) {
+    std::string name = e.get_option_name();
+    while (!name.empty() && name.front() == '-') name.erase(0, 1);
+    if (auto it = ranges().find(name); it != ranges().end()) {
+      // program_options' text: "the argument ('VALUE') for option ..."
+      const std::string what = e.what();
+      const auto open = what.find("('"), close = what.find("')");
+      const std::string value = open != std::string::npos &&
+                                        close != std::string::npos &&
+                                        close > open
+                                    ? what.substr(open + 2, close - open - 2)
+                                    : std::string("?");
+      throw UsageError(
+          out_of_range(name, value, it->second.first, it->second.second));
+    }
+    throw UsageError(e.what());
   } catch (const po::error& e) {
     throw UsageError(e.what());
   }

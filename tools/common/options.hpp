@@ -37,6 +37,17 @@ struct HostOptions {
 void add_host_options(boost::program_options::options_description& options,
                       HostOptions& host);
 
+/// Adds the integer option `--name` storing into `target` (which must outlive
+/// the parsing), accepting only `low`..`high`: a value outside, or one that is
+/// no whole number or too large for the type, is a UsageError naming the flag,
+/// the value and the range ("--width '3000000000' is out of range: give a
+/// whole number from 1 to 65536"). `help` gets " (low to high)" appended.
+void add_ranged_int(boost::program_options::options_description& options,
+                    const char* name, int* target, int low, int high,
+                    const std::string& help,
+                    std::optional<int> default_value = std::nullopt,
+                    bool required = false);
+
 /// Parses `args` against `options` (with `positional` names, may be null) and
 /// notifies the variables. Throws UsageError with program_options' message.
 boost::program_options::variables_map parse_args(

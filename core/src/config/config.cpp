@@ -7,6 +7,7 @@
 #include "config/toml_reader.hpp"
 #include "mold/base/error.hpp"
 #include "mold/base/file_io.hpp"
+#include "mold/device/cpu_backend.hpp"
 
 namespace mold {
 
@@ -110,6 +111,13 @@ Config Config::load_file(const fs::path& path) {
           throw ConfigError(
               path, toml_reader::line_of(*limit), "backends.cpu.memory_limit",
               "must be a quoted byte count such as \"8 GiB\" or \"512 MiB\"");
+        if (*bytes < kMinCpuMemoryLimit)
+          throw ConfigError(
+              path, toml_reader::line_of(*limit), "backends.cpu.memory_limit",
+              fmt::format("{} is below the minimum of {}: write a unit, e.g. "
+                          "\"8 GiB\"",
+                          format_bytes(*bytes),
+                          format_bytes(kMinCpuMemoryLimit)));
         config.cpu_memory_limit = *bytes;
       }
     }

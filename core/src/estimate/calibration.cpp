@@ -176,7 +176,9 @@ Estimate PixelLinearModel::estimate(const Workload& workload) const {
   if (workload.frames != 1)
     detail += fmt::format(" x {} frames", workload.frames);
   estimate.terms.push_back(
-      {"activations" + area_note, Bytes(std::llround(bytes)), detail});
+      {"activations" + area_note,
+       bytes_from_double(bytes, "the estimate of " + workload.describe()),
+       detail});
   estimate.bytes = estimate.terms.front().bytes;
   estimate.calibrated = calibrated;
   estimate.source = fmt::format("{} [{}.{}]{}{}", file.filename().string(), op,

@@ -53,19 +53,21 @@ void Workload::validate() const {
   require_name(family, "family");
   require_name(op, "op");
   require_name(backend, "backend");
-  auto require_positive = [](int value, const char* field) {
-    if (value <= 0)
-      throw InvalidArgument(fmt::format(
-          "workload {} is {}: it must be a positive number", field, value));
+  auto require_range = [](int value, const char* field, int low, int high) {
+    if (value < low || value > high)
+      throw InvalidArgument(
+          fmt::format("workload {} is {}: it must be from {} to {}", field,
+                      value, low, high));
   };
-  require_positive(width, "width");
-  require_positive(height, "height");
-  require_positive(batch, "batch");
-  require_positive(frames, "frames");
-  if (tile < 0)
+  require_range(width, "width", 1, kMaxImageSide);
+  require_range(height, "height", 1, kMaxImageSide);
+  require_range(batch, "batch", 1, kMaxBatch);
+  require_range(frames, "frames", 1, kMaxFrames);
+  if (tile < 0 || tile > kMaxTile)
     throw InvalidArgument(fmt::format(
-        "workload tile is {}: use 0 (whole image) or a positive latent size",
-        tile));
+        "workload tile is {}: use 0 (whole image) or a latent size from 1 to "
+        "{}",
+        tile, kMaxTile));
   dtype_size(dtype);
 }
 

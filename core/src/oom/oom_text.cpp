@@ -14,6 +14,17 @@ bool is_number_char(char c) {
 bool is_alpha(char c) {
   return std::isalpha(static_cast<unsigned char>(c)) != 0;
 }
+
+/// "<number> <unit>" as bytes. A unit word that is a unit decides: a number
+/// too large for it, or a negative one, is absent (nullopt), never read as
+/// something else; a following word that is not a unit leaves a bare number,
+/// which is bytes.
+std::optional<Bytes> number_with_unit(const std::string& number,
+                                      std::string_view unit) {
+  if (number.empty() || number.front() == '-') return std::nullopt;
+  if (is_byte_unit(unit)) return try_parse_bytes(number + std::string(unit));
+  return try_parse_bytes(number);
+}
 }  // namespace
 
 std::optional<Bytes> bytes_after(std::string_view text,
@@ -23,7 +34,17 @@ std::optional<Bytes> bytes_after(std::string_view text,
   std::size_t i = at + marker.size();
   while (i < text.size() && text[i] == ' ') ++i;
   const std::size_t number_start = i;
+  if (i < text.size() && (text[i] == '-' || text[i] == '+')) ++i;
   while (i < text.size() && is_number_char(text[i])) ++i;
+  // A scientific exponent: "1e308", "2.5E+3".
+  if (i < text.size() && (text[i] == 'e' || text[i] == 'E')) {
+    std::size_t j = i + 1;
+    if (j < text.size() && (text[j] == '+' || text[j] == '-')) ++j;
+    const std::size_t digits = j;
+    while (j < text.size() && std::isdigit(static_cast<unsigned char>(text[j])))
+      ++j;
+    if (j > digits) i = j;
+  }
   std::size_t number_end = i;
   while (number_end > number_start &&
          !std::isdigit(static_cast<unsigned char>(text[number_end - 1])))
@@ -33,12 +54,9 @@ std::optional<Bytes> bytes_after(std::string_view text,
   while (unit_start < text.size() && text[unit_start] == ' ') ++unit_start;
   std::size_t unit_end = unit_start;
   while (unit_end < text.size() && is_alpha(text[unit_end])) ++unit_end;
-  const std::string number(
-      text.substr(number_start, number_end - number_start));
-  if (auto with_unit = try_parse_bytes(
-          number + std::string(text.substr(unit_start, unit_end - unit_start))))
-    return with_unit;
-  return try_parse_bytes(number);
+  return number_with_unit(
+      std::string(text.substr(number_start, number_end - number_start)),
+      text.substr(unit_start, unit_end - unit_start));
 }
 
 std::optional<Bytes> bytes_before(std::string_view text,
@@ -52,12 +70,20 @@ std::optional<Bytes> bytes_before(std::string_view text,
   std::size_t number_end = unit_start;
   while (number_end > 0 && text[number_end - 1] == ' ') --number_end;
   std::size_t number_start = number_end;
-  while (number_start > 0 && is_number_char(text[number_start - 1]))
-    --number_start;
+  auto scientific = [&](std::size_t k) {
+    const char c = text[k];
+    return is_number_char(c) || c == 'e' || c == 'E' || c == '+' || c == '-';
+  };
+  while (number_start > 0 && scientific(number_start - 1)) --number_start;
+  // Only what can start a number: "here5" gives "5", "-5" stays negative.
+  while (number_start < number_end &&
+         !std::isdigit(static_cast<unsigned char>(text[number_start])) &&
+         text[number_start] != '-' && text[number_start] != '.')
+    ++number_start;
   if (number_start == number_end) return std::nullopt;
-  return try_parse_bytes(
-      std::string(text.substr(number_start, number_end - number_start)) +
-      std::string(text.substr(unit_start, end - unit_start)));
+  return number_with_unit(
+      std::string(text.substr(number_start, number_end - number_start)),
+      text.substr(unit_start, end - unit_start));
 }
 
 OomReport start_report(const ErrorContext& error, std::string backend) {

@@ -14,6 +14,7 @@
 #include <set>
 
 #include "mold/base/file_io.hpp"
+#include "mold/base/text.hpp"
 #include "mold/config/config.hpp"
 #include "mold/plugin/plugin.hpp"
 #include "mold/plugin/plugin_scanner.hpp"
@@ -45,19 +46,6 @@ bool valid_plugin_name(const std::string& name) {
   for (const unsigned char c : name)
     if (!std::isalnum(c) && c != '_' && c != '.' && c != '-') return false;
   return true;
-}
-
-/// `text` with every byte outside printable ASCII as \xHH, so that a hostile
-/// name cannot drive the terminal.
-std::string printable(const std::string& text) {
-  std::string out;
-  for (const unsigned char c : text.substr(0, 128)) {
-    if (c >= 0x20 && c < 0x7f)
-      out += char(c);
-    else
-      out += fmt::format("\\x{:02x}", c);
-  }
-  return out;
 }
 
 // The smallest descriptor of API version 1: every field up to register_all.
@@ -188,15 +176,16 @@ bool PluginLoader::load_file(const fs::path& path) {
   const std::string version = info->version ? info->version : "";
   const std::string build_id = info->build_id ? info->build_id : "";
   if (!valid_plugin_name(name))
-    return fail(LoadErrorKind::invalid_name,
-                name.empty()
-                    ? fmt::format("{}: the plugin descriptor has no name: "
-                                  "give MOLD_PLUGIN a name",
-                                  path.string())
-                    : fmt::format("{}: the plugin name '{}' has characters "
-                                  "other than letters, digits, '_', '.' and "
-                                  "'-': rename it in MOLD_PLUGIN",
-                                  path.string(), printable(name)));
+    return fail(
+        LoadErrorKind::invalid_name,
+        name.empty()
+            ? fmt::format("{}: the plugin descriptor has no name: "
+                          "give MOLD_PLUGIN a name",
+                          path.string())
+            : fmt::format("{}: the plugin name '{}' has characters "
+                          "other than letters, digits, '_', '.' and "
+                          "'-': rename it in MOLD_PLUGIN",
+                          path.string(), escape_control(name.substr(0, 128))));
   if (build_id != core_build_id())
     return fail(
         LoadErrorKind::build_id_mismatch,

@@ -18,6 +18,7 @@
 #include <sstream>
 #include <utility>
 
+#include "mold/base/text.hpp"
 #include "mold/plugin/plugin.hpp"
 #include "mold/plugin/plugin_loader.hpp"
 #include "mold/plugin/registry.hpp"
@@ -49,19 +50,12 @@ bool bool_field(const nlohmann::json& j, const char* key) {
   return it != j.end() && it->is_boolean() && it->get<bool>();
 }
 
-/// `text` with bytes outside printable ASCII as \xHH, at most `limit` bytes
-/// of it: what a plugin wrote is shown, never replayed to the terminal.
-std::string printable(const std::string& text, std::size_t limit) {
+/// The first `limit` bytes of what a plugin wrote, on one line and escaped:
+/// shown, never replayed to the terminal.
+std::string shown_output(const std::string& text, std::size_t limit) {
   std::string out;
-  for (std::size_t i = 0; i < text.size() && i < limit; ++i) {
-    const auto c = static_cast<unsigned char>(text[i]);
-    if (c >= 0x20 && c < 0x7f)
-      out += char(c);
-    else if (c == '\n')
-      out += "\\n";
-    else
-      out += fmt::format("\\x{:02x}", c);
-  }
+  for (const char c : escape_control(text.substr(0, limit)))
+    out += c == '\n' ? std::string("\\n") : std::string(1, c);
   if (text.size() > limit) out += "...";
   return out;
 }
@@ -248,7 +242,7 @@ PluginScanVerdict scan_in_child(const fs::path& library,
                     "which would corrupt mold's output (--json); it was "
                     "not loaded. A plugin must stay silent while it "
                     "loads",
-                    path, printable(written, 120)));
+                    path, shown_output(written, 120)));
   verdict.safe = true;
   if (bool_field(parsed, "loaded")) {
     verdict.name = text_field(parsed, "name");

@@ -11,6 +11,7 @@
 #include <fstream>
 #include <nlohmann/json.hpp>
 
+#include "mold/base/bytes.hpp"
 #include "mold/base/file_io.hpp"
 
 namespace mold {
@@ -136,6 +137,20 @@ SafetensorsFile SafetensorsFile::open(const fs::path& path) {
       throw bad("needs dtype, shape and data_offsets");
     SafetensorsEntry e;
     e.name = name;
+    // Integers only: nlohmann would truncate 8.5 to 8 silently.
+    auto integers = [](const nlohmann::json& array) {
+      if (!array.is_array()) return false;
+      for (const auto& v : array)
+        if (!v.is_number_integer()) return false;
+      return true;
+    };
+    if (!integers(value["shape"]))
+      throw bad(fmt::format(
+          "shape {} must be an array of whole numbers",
+          value["shape"].dump(-1, ' ', false,
+                              nlohmann::json::error_handler_t::replace)));
+    if (!integers(value["data_offsets"]))
+      throw bad("data_offsets must be [begin, end], two whole numbers");
     try {
       e.dtype = value["dtype"].get<std::string>();
       e.shape = value["shape"].get<std::vector<int64_t>>();
@@ -154,11 +169,17 @@ SafetensorsFile SafetensorsFile::open(const fs::path& path) {
           "unsupported dtype '{}' (F32, F16, BF16, F64, I64, I32, I16, I8, "
           "U8, BOOL)",
           e.dtype));
-    std::size_t count = 1;
+    Bytes count = 1;
     for (auto d : e.shape) {
       if (d < 0)
         throw bad("negative dimension in shape " + shape_text(e.shape));
-      count *= std::size_t(d);
+      if (Bytes(d) > kMaxBytes / std::max<Bytes>(count, 1) ||
+          count * Bytes(d) > kMaxBytes / dtype->size)
+        throw bad(
+            fmt::format("shape {} of {} is more than {} bytes: the "
+                        "header is corrupt",
+                        shape_text(e.shape), e.dtype, kMaxBytes));
+      count *= Bytes(d);
     }
     if (e.end < e.begin || e.end > file.mapping_->data_size)
       throw bad(fmt::format(

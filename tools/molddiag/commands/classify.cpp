@@ -6,6 +6,7 @@
 #include <iostream>
 #include <iterator>
 #include <mold/base/error.hpp>
+#include <mold/base/text.hpp>
 #include <mold/estimate/workload.hpp>
 #include <mold/oom/oom.hpp>
 #include <mold/oom/oom_advice.hpp>
@@ -77,12 +78,16 @@ tools::Parsed<ClassifyRequest> parse(const std::vector<std::string>& args,
       "the failed operation's family, for hints with numbers")(
       "model", po::value(&w.model),
       "model[:variant], e.g. qwen-image-edit-2511:q4")(
-      "op", po::value(&w.op), "vae_decode, vae_encode, denoise, text_encode")(
-      "width", po::value(&w.width), "image width")(
-      "height", po::value(&w.height), "image height")(
-      "batch", po::value(&w.batch)->default_value(1), "images at once")(
-      "dtype", po::value(&w.dtype)->default_value("float16"), "element type")(
-      "json", po::bool_switch(&r.json), "print JSON (fields in docs/oom.md)")(
+      "op", po::value(&w.op), "vae_decode, vae_encode, denoise, text_encode");
+  tools::add_ranged_int(options, "width", &w.width, 1, mold::kMaxImageSide,
+                        "image width");
+  tools::add_ranged_int(options, "height", &w.height, 1, mold::kMaxImageSide,
+                        "image height");
+  tools::add_ranged_int(options, "batch", &w.batch, 1, mold::kMaxBatch,
+                        "images at once", 1);
+  options.add_options()("dtype", po::value(&w.dtype)->default_value("float16"),
+                        "element type")("json", po::bool_switch(&r.json),
+                                        "print JSON (fields in docs/oom.md)")(
       "message", po::value(&words)->composing(), "the error text (or stdin)");
   tools::add_host_options(options, r.host);
   po::positional_options_description positional;
@@ -159,12 +164,16 @@ nlohmann::json origin_json(const mold::Origin& origin) {
 
 nlohmann::json to_json(const ClassifyRequest& request,
                        const ClassifyResult& result) {
+  // Invalid UTF-8 is replaced in the JSON (print_json) and flagged here.
+  const bool invalid_utf8 = !mold::is_valid_utf8(request.error.message);
   if (!result.report)
     return {{"is_oom", false},
             {"origin", origin_json(request.error.origin)},
-            {"message", request.error.message}};
+            {"message", request.error.message},
+            {"message_invalid_utf8", invalid_utf8}};
   const mold::OomReport& report = *result.report;
   return {
+      {"message_invalid_utf8", invalid_utf8},
       {"is_oom", true},
       {"backend", report.backend},
       {"device", report.device},
@@ -194,7 +203,7 @@ void print_text(const ClassifyResult& result) {
     return;
   }
   const mold::OomReport& report = *result.report;
-  std::cout << result.label << "\n";
+  std::cout << mold::escape_control(result.label) << "\n";
   std::vector<std::string> numbers;
   auto number = [&](const char* name, const std::optional<mold::Bytes>& value) {
     if (value)
@@ -214,10 +223,11 @@ void print_text(const ClassifyResult& result) {
     std::cout << "  " << line
               << (report.fragmentation ? " (fragmentation)" : "") << "\n";
   }
-  std::cout << "  " << report.message << "\n";
+  std::cout << "  " << mold::escape_control(report.message) << "\n";
   if (!result.hints.empty()) {
     std::cout << "\nTry:\n";
-    for (const auto& h : result.hints) std::cout << "  - " << h << "\n";
+    for (const auto& h : result.hints)
+      std::cout << "  - " << mold::escape_control(h) << "\n";
   }
 }
 

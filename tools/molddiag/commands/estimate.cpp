@@ -52,17 +52,23 @@ tools::Parsed<EstimateRequest> parse(const std::vector<std::string>& args) {
       "op", po::value(&w.op)->required(),
       "vae_decode, vae_encode, denoise, text_encode")(
       "backend", po::value(&w.backend)->required(),
-      "cuda, rocm, metal, cpu, ...")("width", po::value(&w.width)->required(),
-                                     "image width in pixels")(
-      "height", po::value(&w.height)->required(), "image height in pixels")(
-      "dtype", po::value(&w.dtype)->default_value("float16"),
-      "float16, bfloat16, float32, ...")(
-      "batch", po::value(&w.batch)->default_value(1), "images at once")(
-      "frames", po::value(&w.frames)->default_value(1), "frames (video VAEs)")(
-      "tile", po::value(&w.tile)->default_value(0),
-      "tile edge in latent units (0: whole image); the estimate is one tile's")(
-      "model", po::value(&w.model),
-      "model[:variant], e.g. qwen-image-edit-2511:q4")(
+      "cuda, rocm, metal, cpu, ...");
+  tools::add_ranged_int(options, "width", &w.width, 1, mold::kMaxImageSide,
+                        "image width in pixels", std::nullopt, true);
+  tools::add_ranged_int(options, "height", &w.height, 1, mold::kMaxImageSide,
+                        "image height in pixels", std::nullopt, true);
+  options.add_options()("dtype", po::value(&w.dtype)->default_value("float16"),
+                        "float16, bfloat16, float32, ...");
+  tools::add_ranged_int(options, "batch", &w.batch, 1, mold::kMaxBatch,
+                        "images at once", 1);
+  tools::add_ranged_int(options, "frames", &w.frames, 1, mold::kMaxFrames,
+                        "frames (video VAEs)", 1);
+  tools::add_ranged_int(
+      options, "tile", &w.tile, 0, mold::kMaxTile,
+      "tile edge in latent units (0: whole image); the estimate is one tile's",
+      0);
+  options.add_options()("model", po::value(&w.model),
+                        "model[:variant], e.g. qwen-image-edit-2511:q4")(
       "json", po::bool_switch(&r.json),
       "print JSON (fields in docs/molddiag.md)");
   tools::add_host_options(options, r.host);

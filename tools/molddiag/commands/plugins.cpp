@@ -5,6 +5,7 @@
 #include <filesystem>
 #include <iostream>
 #include <mold/base/build_config.hpp>
+#include <mold/base/text.hpp>
 #include <mold/plugin/plugin.hpp>
 #include <mold/plugin/registry.hpp>
 #include <nlohmann/json.hpp>
@@ -87,14 +88,18 @@ nlohmann::json to_json(const PluginsResult& result) {
 }
 
 void print_text(const PluginsResult& result) {
+  // Everything here may come from a plugin or a file name: shown escaped.
+  using mold::escape_control;
   std::cout << "search path:\n";
   for (const auto& dir : result.search_path)
-    std::cout << "  " << dir.string() << "\n";
+    std::cout << "  " << escape_control(dir.string()) << "\n";
   std::cout << fmt::format("\nplugins ({}):\n", result.plugins.size());
   for (const auto& p : result.plugins) {
-    std::cout << fmt::format("  {} {}  {}\n", p.name, p.version,
-                             p.path.empty() ? "(built in)" : p.path.string());
-    for (const auto& item : p.registered) std::cout << "      " << item << "\n";
+    std::cout << fmt::format(
+        "  {} {}  {}\n", escape_control(p.name), escape_control(p.version),
+        p.path.empty() ? "(built in)" : escape_control(p.path.string()));
+    for (const auto& item : p.registered)
+      std::cout << "      " << escape_control(item) << "\n";
   }
   if (result.errors.empty()) {
     std::cout << "\nno load errors\n";
@@ -103,7 +108,8 @@ void print_text(const PluginsResult& result) {
   std::cout << fmt::format("\nload errors ({}):\n", result.errors.size());
   for (const auto& e : result.errors)
     std::cout << fmt::format("  [{}] {}\n      {}\n", mold::to_string(e.kind),
-                             e.path.string(), e.message);
+                             escape_control(e.path.string()),
+                             escape_control(e.message));
 }
 
 void print(const PluginsRequest& request, const PluginsResult& result) {

@@ -19,6 +19,11 @@ namespace mold {
 ///     CPU out of memory. Tried to allocate X. Limit L, of which F is free.
 ///
 /// which the core's cpu classifier recognises.
+/// The smallest cpu memory limit accepted (--cpu-memory-limit, [backends.cpu]
+/// memory_limit): below it not even a tiny model's first tensor fits, so a
+/// smaller value is a typo ("1" for "1 GiB"), refused rather than obeyed.
+inline constexpr Bytes kMinCpuMemoryLimit = kMiB;
+
 class CpuBackend final : public Backend {
  public:
   /// The single instance (installing the allocator on first call).

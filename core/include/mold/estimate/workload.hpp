@@ -20,6 +20,13 @@ inline constexpr std::string_view kVaeDecode = "vae_decode";
 /// decode: the output; for an encode: the input). `tile` is the edge of a
 /// square tile in latent units (0 = the whole image at once); estimates then
 /// answer for one tile.
+/// The ranges Workload::validate() accepts: far beyond any diffusion image,
+/// small enough that no size product of an estimate can wrap.
+inline constexpr int kMaxImageSide = 65536;  ///< width, height (pixels)
+inline constexpr int kMaxBatch = 1024;       ///< images at once
+inline constexpr int kMaxFrames = 4096;      ///< frames (video VAEs)
+inline constexpr int kMaxTile = 65536;       ///< tile edge (latent units)
+
 struct Workload {
   std::string family;  ///< "qwen_image"
   std::string
@@ -35,8 +42,9 @@ struct Workload {
 
   /// "qwen_image vae_decode on cuda, 832x1248 float16, batch 1"
   std::string describe() const;
-  /// Throws InvalidArgument naming the field when a size or count is not
-  /// positive, the dtype unknown, or a name empty.
+  /// Throws InvalidArgument naming the field, its value and its range when a
+  /// size or count is out of range (kMaxImageSide, ...), the dtype unknown, or
+  /// a name empty.
   void validate() const;
 };
 
