@@ -14,6 +14,7 @@ namespace qwen_image {
 
 using mold::InvalidArgument;
 using mold::Vae;
+using mold::VaeInput;
 using mold::VaeRunOptions;
 
 namespace {
@@ -88,6 +89,7 @@ class QwenImageVae final : public Vae {
 
   at::Tensor encode(const at::Tensor& image,
                     const VaeRunOptions& o) const override {
+    check_input(VaeInput::image, image);
     at::NoGradGuard no_grad;
     at::Tensor h = causal(image, "encoder.conv_in", o);
     int index = 0;
@@ -109,6 +111,7 @@ class QwenImageVae final : public Vae {
 
   at::Tensor decode(const at::Tensor& latent,
                     const VaeRunOptions& o) const override {
+    check_input(VaeInput::latent, latent);
     at::NoGradGuard no_grad;
     at::Tensor h = causal(latent, "post_quant_conv", o);
     h = causal(h, "decoder.conv_in", o);
@@ -124,10 +127,14 @@ class QwenImageVae final : public Vae {
     return at::clamp(h, -1.0, 1.0);
   }
 
+  // The statistics are per channel: a latent of another shape is refused here
+  // rather than by a broadcasting error.
   at::Tensor scale_latent(const at::Tensor& z) const override {
+    check_input(VaeInput::latent, z);
     return (z - stat(kLatentsMean, z)) / stat(kLatentsStd, z);
   }
   at::Tensor unscale_latent(const at::Tensor& z) const override {
+    check_input(VaeInput::latent, z);
     return z / (1.0 / stat(kLatentsStd, z)) +
            stat(kLatentsMean, z);  // as the pipelines do
   }

@@ -7,6 +7,7 @@ namespace zimage {
 
 using mold::InvalidArgument;
 using mold::Vae;
+using mold::VaeInput;
 using mold::VaeRunOptions;
 
 namespace {
@@ -59,6 +60,7 @@ class FluxVae final : public Vae {
 
   at::Tensor encode(const at::Tensor& image,
                     const VaeRunOptions& o) const override {
+    check_input(VaeInput::image, image);
     at::NoGradGuard no_grad;
     at::Tensor h = conv_named(image, "encoder.conv_in", 1, 1, o);
     for (std::size_t i = 0; i < channels_.size(); ++i) {
@@ -77,6 +79,7 @@ class FluxVae final : public Vae {
 
   at::Tensor decode(const at::Tensor& latent,
                     const VaeRunOptions& o) const override {
+    check_input(VaeInput::latent, latent);
     at::NoGradGuard no_grad;
     at::Tensor h = conv_named(latent, "decoder.conv_in", 1, 1, o);
     h = mid(h, "decoder.mid_block", o);

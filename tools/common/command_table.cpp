@@ -6,6 +6,7 @@
 #include <exception>
 #include <iostream>
 #include <mold/base/error.hpp>
+#include <mold/oom/oom_text.hpp>
 
 #include "common/exit_codes.hpp"
 #include "common/options.hpp"
@@ -60,8 +61,14 @@ int run_command_table(std::string_view program,
   } catch (const mold::InvalidArgument& e) {
     std::cerr << fmt::format("{} {}: {}\n", program, name, e.what());
     return kUsage;
-  } catch (const std::exception& e) {
+  } catch (const mold::Error& e) {
     std::cerr << fmt::format("{} {}: {}\n", program, name, e.what());
+    return kFailure;
+  } catch (const std::exception& e) {
+    // Not mold's: a library's error may carry a C++ backtrace (libtorch's
+    // c10::Error does), which is no message for a person.
+    std::cerr << fmt::format("{} {}: {}\n", program, name,
+                             mold::strip_backtrace(e.what()));
     return kFailure;
   }
 }

@@ -112,9 +112,11 @@ void read_file(const fs::path& file, std::vector<PixelLinearModel>& models) {
       if (!backend_node.is_table())
         throw ConfigError(file, toml_reader::line_of(backend_node), key,
                           "must be a table, e.g. [" + key + "]");
+      // Copies: a lambda may not capture structured bindings before C++20.
+      const std::string op_name(op.str()), backend_name(backend.str());
       auto it = std::find_if(
           models.begin(), models.end(), [&](const PixelLinearModel& m) {
-            return m.op == op.str() && m.backend == backend.str();
+            return m.op == op_name && m.backend == backend_name;
           });
       const bool starts_model = it == models.end();
       if (starts_model) {

@@ -3,6 +3,7 @@
 #include <ATen/CPUGeneratorImpl.h>
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <cmath>
 
 #include "mold/base/error.hpp"
@@ -16,6 +17,70 @@ bool ends_with(const std::string& s, const std::string& suffix) {
          s.compare(s.size() - suffix.size(), suffix.size(), suffix) == 0;
 }
 }  // namespace
+
+int64_t Vae::spatial_multiple(VaeInput kind) const {
+  return kind == VaeInput::image ? spatial_scale() : 1;
+}
+
+void Vae::check_input(VaeInput kind, const at::Tensor& input,
+                      std::string_view name) const {
+  const bool image = kind == VaeInput::image;
+  const std::string what =
+      name.empty() ? (image ? "the image" : "the latent") : std::string(name);
+  const char* noun = image ? "image" : "latent";
+  const int64_t channels = image ? 3 : latent_channels();
+  const int64_t multiple = std::max<int64_t>(1, spatial_multiple(kind));
+  const std::string expected = fmt::format(
+      "({}, {}, {}) with N >= 1 and {} {}", "N", channels,
+      image ? "H, W" : "h, w", image ? "H, W" : "h, w",
+      multiple > 1 ? fmt::format("positive multiples of {}", multiple)
+                   : std::string(">= 1"));
+  const std::string takes =
+      fmt::format("the {} VAE ({}) {} {}s of shape {}", family(), arch_,
+                  image ? "encodes" : "decodes", noun, expected);
+  if (!input.defined())
+    throw InvalidArgument(
+        fmt::format("{} is not a tensor: {}; give one", what, takes));
+  const std::string shape = c10::str(input.sizes());
+  auto refuse = [&](const std::string& problem) {
+    throw InvalidArgument(fmt::format("{} has shape {}, but {}: {}", what,
+                                      shape, takes, problem));
+  };
+  if (input.dim() != 4)
+    refuse(
+        fmt::format("it has {} dimensions; give an NCHW tensor", input.dim()));
+  if (input.size(0) == 0)
+    refuse(fmt::format("the batch is 0; give at least one {}", noun));
+  if (input.size(1) != channels)
+    refuse(image ? fmt::format("{} channels, not 3; give RGB images",
+                               input.size(1))
+                 : fmt::format("{} channels, not {}; give a latent of a {} "
+                               "VAE ({} channels)",
+                               input.size(1), channels, family(), channels));
+  const int64_t h = input.size(2), w = input.size(3);
+  if (h == 0 || w == 0)
+    refuse(fmt::format("{} {}x{} is empty; give at least {}x{}", noun, h, w,
+                       multiple, multiple));
+  if (h % multiple || w % multiple) {
+    auto down = [&](int64_t v) { return v / multiple * multiple; };
+    auto up = [&](int64_t v) {
+      return (v + multiple - 1) / multiple * multiple;
+    };
+    const std::string crop =
+        down(h) > 0 && down(w) > 0
+            ? fmt::format("crop it to {}x{} or ", down(h), down(w))
+            : std::string();
+    refuse(fmt::format("{}x{} is not a multiple of {}; {}pad it to {}x{}", h, w,
+                       multiple, crop, up(h), up(w)));
+  }
+  if (!params_.empty()) {
+    const at::ScalarType weights = params_.begin()->second.scalar_type();
+    if (input.scalar_type() != weights)
+      refuse(fmt::format("its dtype is {}, the weights' {}; cast it to {}",
+                         c10::toString(input.scalar_type()),
+                         c10::toString(weights), c10::toString(weights)));
+  }
+}
 
 void Vae::add(const std::string& name, std::vector<int64_t> shape) {
   params_[name] = at::zeros(shape, at::kFloat);

@@ -3,6 +3,8 @@
 #include <c10/core/Device.h>
 #include <fmt/format.h>
 
+#include <cmath>
+
 #include "mold/estimate/workload.hpp"
 #include "mold/plugin/registry.hpp"
 #include "mold/tensor/tensor_component.hpp"
@@ -35,6 +37,27 @@ VaeMode parse_vae_mode(std::string_view text) {
 namespace {
 
 bool is_decode(const VaeJob& job) { return job.op == ops::kVaeDecode; }
+
+/// How many values are NaN or Inf. A finite sum proves there are none, with no
+/// tensor of the input's size (a NaN or an Inf makes the sum non-finite); only
+/// a non-finite sum (a bad value, or finite ones that overflow) counts them.
+int64_t count_nonfinite(const at::Tensor& t) {
+  if (!at::isFloatingType(t.scalar_type()) || t.numel() == 0) return 0;
+  if (std::isfinite(t.sum().item<double>())) return 0;
+  return at::isfinite(t).logical_not().sum().item<int64_t>();
+}
+
+/// check_output()'s second test alone: all zeros while the input is not.
+void check_not_silent_zero(const at::Tensor& output, const at::Tensor& input) {
+  if (!output.defined())
+    throw InvalidOutput("the operation produced no tensor");
+  if (output.numel() > 0 && !output.ne(0).any().item<bool>() &&
+      input.numel() > 0 && input.ne(0).any().item<bool>())
+    throw InvalidOutput(
+        fmt::format("silent zero output: the output of shape {} is all zeros "
+                    "while the input is not",
+                    c10::str(output.sizes())));
+}
 
 /// One run of the operation on `device`, whole or in tiles.
 at::Tensor run_once(Vae& vae, const VaeJob& job, const c10::Device& device,
@@ -79,25 +102,40 @@ std::optional<Bytes> estimate_for(const Registry& registry, const Vae& vae,
 
 }  // namespace
 
-VaeJobResult run_vae(Vae& vae, const Registry& registry, const VaeJob& job,
-                     const std::shared_ptr<Backend>& backend,
-                     const std::shared_ptr<Backend>& cpu) {
+void check_vae_job(const Vae& vae, const VaeJob& job) {
   if (job.op != ops::kVaeDecode && job.op != ops::kVaeEncode)
     throw InvalidArgument(
         fmt::format("a VAE runs vae_encode or vae_decode, not '{}'", job.op));
-  if (job.input.dim() != 4)
-    throw InvalidArgument(
-        fmt::format("the VAE input must be NCHW, got {}-D", job.input.dim()));
-  const int64_t channels = is_decode(job) ? vae.latent_channels() : 3;
-  if (job.input.size(1) != channels)
-    throw InvalidArgument(
-        fmt::format("a {} takes {} channels, the input has {}", job.op,
-                    channels, job.input.size(1)));
-  if (!is_decode(job) && (job.input.size(2) % vae.spatial_scale() ||
-                          job.input.size(3) % vae.spatial_scale()))
-    throw InvalidArgument(
-        fmt::format("an image to encode must be a multiple of {} px, got {}x{}",
-                    vae.spatial_scale(), job.input.size(2), job.input.size(3)));
+  const VaeInput kind = is_decode(job) ? VaeInput::latent : VaeInput::image;
+  vae.check_input(kind, job.input, job.input_name);
+  if (job.allow_nonfinite) return;
+  const int64_t bad = count_nonfinite(job.input);
+  if (bad == 0) return;
+  const int64_t nan = at::isnan(job.input).sum().item<int64_t>();
+  throw NonFiniteInput(
+      fmt::format("{} has {} of its {} values not finite ({} NaN, {} Inf): "
+                  "a VAE spreads them over its output as NaN; give finite "
+                  "values",
+                  job.input_name.empty()
+                      ? (is_decode(job) ? "the latent" : "the image")
+                      : job.input_name,
+                  bad, job.input.numel(), nan, bad - nan),
+      bad);
+}
+
+VaeJobResult run_vae(Vae& vae, const Registry& registry, const VaeJob& job,
+                     const std::shared_ptr<Backend>& backend,
+                     const std::shared_ptr<Backend>& cpu) {
+  check_vae_job(vae, job);
+  // NaN in, NaN out is what an allowed non-finite input asks for.
+  const bool finite_input =
+      !job.allow_nonfinite || count_nonfinite(job.input) == 0;
+  auto validate = [&](const at::Tensor& output) {
+    if (finite_input)
+      check_output(output, job.input);
+    else
+      check_not_silent_zero(output, job.input);
+  };
 
   const c10::Device device = backend->torch_device();
   VaeRunOptions whole_options;
@@ -116,11 +154,19 @@ VaeJobResult run_vae(Vae& vae, const Registry& registry, const VaeJob& job,
     backend->synchronize_and_check();
     result.rung = tiled ? fmt::format("tiles_{}", job.tile)
                         : std::string(to_string(job.mode));
+    try {
+      validate(result.output);
+    } catch (const InvalidOutput& e) {
+      throw InvalidOutput(fmt::format(
+          "{} ({}) gave no valid result: {}; check the weights (finite, a "
+          "checkpoint of this family) and the input, or run it as a ladder "
+          "(bounded, tiles, cpu)",
+          job.op, result.rung, e.what()));
+    }
     return result;
   }
 
   at::Tensor output;
-  const at::Tensor reference_input = job.input;
   auto rung = [&](std::string name, std::shared_ptr<Backend> on,
                   VaeRunOptions options, int tile,
                   std::optional<Bytes> estimate) {
@@ -132,7 +178,7 @@ VaeJobResult run_vae(Vae& vae, const Registry& registry, const VaeJob& job,
     r.run = [&, rung_device, options, tile] {
       output = run_once(vae, job, rung_device, options, tile);
     };
-    r.validate = [&] { check_output(output, reference_input); };
+    r.validate = [&] { validate(output); };
     return r;
   };
   std::vector<RecoveryRung> rungs;

@@ -129,8 +129,9 @@ SafetensorsFile SafetensorsFile::open(const fs::path& path) {
         file.metadata_[k] = v.is_string() ? v.get<std::string>() : v.dump();
       continue;
     }
+    const std::string tensor_name = name;  // no capture of a binding (C++17)
     auto bad = [&](const std::string& what) {
-      return fail(fmt::format("tensor '{}': {}", name, what));
+      return fail(fmt::format("tensor '{}': {}", tensor_name, what));
     };
     if (!value.is_object() || !value.contains("dtype") ||
         !value.contains("shape") || !value.contains("data_offsets"))

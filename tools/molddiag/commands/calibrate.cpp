@@ -26,6 +26,7 @@
 #include "common/json_output.hpp"
 #include "common/options.hpp"
 #include "family_vae.hpp"
+#include "oom_output.hpp"
 
 namespace po = boost::program_options;
 namespace tools = mold::tools;
@@ -40,7 +41,7 @@ struct CalibrateRequest {
   std::vector<int> sizes;  ///< square image edges, parsed from sizes_text
   double headroom = 1.05;
   std::string write;  ///< the calibration file to update; empty: none
-  bool json = false;
+  bool json = false, verbose = false;
 };
 
 /// One measured size.
@@ -97,7 +98,8 @@ tools::Parsed<CalibrateRequest> parse(const std::vector<std::string>& args) {
       "tables and\n"
       "comments are kept) with the measured points, headroom and this "
       "command.\n"
-      "Exit: 0 done; 1 failed; 2 usage.\n\n"
+      "Exit: 0 done; 1 failed (out of memory: the label and hints); 2 "
+      "usage.\n\n"
       "options");
   options.add_options()("help,h", "this help")("family", po::value(&r.family),
                                                "qwen_image or zimage")(
@@ -110,6 +112,8 @@ tools::Parsed<CalibrateRequest> parse(const std::vector<std::string>& args) {
       "factor over the measured points")(
       "write", po::value(&r.write),
       "calibration file whose [op.cpu] table to replace")(
+      "verbose", po::bool_switch(&r.verbose),
+      "on a libtorch error, print its full text, C++ backtrace included")(
       "json", po::bool_switch(&r.json), "print JSON");
   tools::add_host_options(options, r.host);
   const auto vm = tools::parse_args(args, options);
@@ -188,9 +192,11 @@ void write_table(const std::filesystem::path& file, const std::string& table,
 }
 
 /// Measures each size (calling `on_point` after each, for progress), builds
-/// the calibration table and, with --write, writes it.
+/// the calibration table and, with --write, writes it. Sets `failure`'s
+/// workload to the size being measured.
 CalibrateResult run(const tools::Host& host, const CalibrateRequest& request,
-                    const std::function<void(const Point&)>& on_point) {
+                    const std::function<void(const Point&)>& on_point,
+                    FailureContext& failure) {
   auto cpu = mold::CpuBackend::instance();
   const auto vae =
       make_family_vae(*host.registry, request.family, request.arch, 0);
@@ -199,6 +205,15 @@ CalibrateResult run(const tools::Host& host, const CalibrateRequest& request,
   std::vector<Point>& points = result.points;
   for (const int size : request.sizes) {
     const bool decode = request.op == mold::ops::kVaeDecode;
+    if (request.arch == "default") {  // the estimators describe this one only
+      mold::Workload w;
+      w.family = request.family;
+      w.op = request.op;
+      w.backend = "cpu";
+      w.dtype = "float32";
+      w.height = w.width = size;
+      failure.workload = w;
+    }
     const at::Tensor input =
         decode ? at::randn({1, vae->latent_channels(), size / 8, size / 8},
                            generator, at::kFloat)
@@ -293,7 +308,19 @@ int calibrate_command(const std::vector<std::string>& args) {
   const tools::Host host = tools::open_host(request.host);
   std::function<void(const Point&)> progress;
   if (!request.json) progress = print_point;
-  print(request, run(host, request, progress));
+  FailureContext failure;
+  failure.registry = host.registry.get();
+  failure.verbose = request.verbose;
+  failure.device = mold::CpuBackend::instance()->device_name();
+  failure.extra_hints.push_back(
+      "smaller --sizes: each size is measured as one whole run");
+  CalibrateResult result;
+  try {
+    result = run(host, request, progress, failure);
+  } catch (...) {
+    rethrow_readable(failure);
+  }
+  print(request, result);
   return tools::kOk;
 }
 

@@ -19,6 +19,7 @@
 #include "common/host.hpp"
 #include "common/json_output.hpp"
 #include "common/options.hpp"
+#include "oom_output.hpp"
 
 namespace po = boost::program_options;
 namespace tools = mold::tools;
@@ -202,33 +203,7 @@ void print_text(const ClassifyResult& result) {
     std::cout << "not an out-of-memory error\n";
     return;
   }
-  const mold::OomReport& report = *result.report;
-  std::cout << mold::escape_control(result.label) << "\n";
-  std::vector<std::string> numbers;
-  auto number = [&](const char* name, const std::optional<mold::Bytes>& value) {
-    if (value)
-      numbers.push_back(fmt::format("{} {}", name, mold::format_bytes(*value)));
-  };
-  number("requested", report.requested);
-  number("capacity", report.capacity);
-  number("free", report.free);
-  number("allocated", report.allocated);
-  number("reserved but unallocated", report.reserved_unallocated);
-  number("this process", report.process_in_use);
-  number("other processes", report.other_processes);
-  number("other allocations", report.other_allocations);
-  if (!numbers.empty()) {
-    std::string line;
-    for (const auto& n : numbers) line += (line.empty() ? "" : "; ") + n;
-    std::cout << "  " << line
-              << (report.fragmentation ? " (fragmentation)" : "") << "\n";
-  }
-  std::cout << "  " << mold::escape_control(report.message) << "\n";
-  if (!result.hints.empty()) {
-    std::cout << "\nTry:\n";
-    for (const auto& h : result.hints)
-      std::cout << "  - " << mold::escape_control(h) << "\n";
-  }
+  std::cout << oom_text(*result.report, result.hints) << "\n";
 }
 
 void print(const ClassifyRequest& request, const ClassifyResult& result) {

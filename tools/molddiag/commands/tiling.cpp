@@ -26,6 +26,7 @@
 #include "common/json_output.hpp"
 #include "common/options.hpp"
 #include "family_vae.hpp"
+#include "oom_output.hpp"
 
 namespace po = boost::program_options;
 namespace tools = mold::tools;
@@ -42,7 +43,7 @@ struct TilingRequest {
   int overlap = 0;  ///< after the default (tile / 4) is applied
   std::uint64_t seed = 0;
   mold::Bytes workspace_bound = 0;
-  bool mkldnn = true, json = false;
+  bool mkldnn = true, json = false, verbose = false;
 };
 
 struct Difference {
@@ -80,7 +81,8 @@ tools::Parsed<TilingRequest> parse(const std::vector<std::string>& args) {
       "max |d| against\n"
       "the whole decode: over the image, per quadrant, and in the seam bands "
       "(pixels two\n"
-      "tiles cover). Exit: 0 done; 1 failed; 2 usage.\n\n"
+      "tiles cover). Exit: 0 done; 1 failed (out of memory: the label and "
+      "hints); 2 usage.\n\n"
       "options");
   options.add_options()("help,h", "this help")("family", po::value(&r.family),
                                                "qwen_image or zimage")(
@@ -97,6 +99,8 @@ tools::Parsed<TilingRequest> parse(const std::vector<std::string>& args) {
       "bound for the bounded run")(
       "mkldnn", po::value(&mkldnn)->default_value("on"),
       "on: oneDNN convolutions; off: libtorch's im2col path")(
+      "verbose", po::bool_switch(&r.verbose),
+      "on a libtorch error, print its full text, C++ backtrace included")(
       "json", po::bool_switch(&r.json), "print JSON");
   tools::add_host_options(options, r.host);
   const auto vm = tools::parse_args(args, options);
@@ -299,7 +303,28 @@ int tiling_command(const std::vector<std::string>& args) {
   }
   const TilingRequest& request = parsed.request;
   const tools::Host host = tools::open_host(request.host);
-  print(request, run(host, request));
+  FailureContext failure;
+  failure.registry = host.registry.get();
+  failure.verbose = request.verbose;
+  failure.device = mold::CpuBackend::instance()->device_name();
+  if (request.arch == "default") {  // the estimators describe this one only
+    mold::Workload w;
+    w.family = request.family;
+    w.op = std::string(mold::ops::kVaeDecode);
+    w.backend = "cpu";
+    w.dtype = "float32";
+    w.height = w.width = request.size;
+    failure.workload = w;
+  }
+  failure.extra_hints.push_back(
+      "a smaller --size: every run decodes the whole image once");
+  TilingResult result;
+  try {
+    result = run(host, request);
+  } catch (...) {
+    rethrow_readable(failure);
+  }
+  print(request, result);
   return tools::kOk;
 }
 

@@ -22,6 +22,7 @@
 #include "common/json_output.hpp"
 #include "common/options.hpp"
 #include "family_vae.hpp"
+#include "oom_output.hpp"
 
 namespace po = boost::program_options;
 namespace tools = mold::tools;
@@ -35,7 +36,7 @@ struct VaeRequest {
   std::string family, weights, input_path, output_path,
       mode = "whole", backend = "cpu", arch = "default";
   std::uint64_t seed = 0;
-  bool raw_latent = false, json = false;
+  bool raw_latent = false, json = false, verbose = false;
   /// What to run, all but the input tensor (run() reads it).
   mold::VaeJob job;
 };
@@ -72,8 +73,12 @@ tools::Parsed<VaeRequest> parse(const std::vector<std::string>& args) {
       "own space\n"
       "(the encoder's mean; what the decoder takes). Encode writes the "
       "distribution's mean.\n"
-      "Without --weights the weights come from --seed. Exit: 0 done; 1 failed; "
-      "2 usage.\n\n"
+      "An input with NaN or Inf values, an empty dimension or the wrong "
+      "channels is refused.\n"
+      "Without --weights the weights come from --seed. Exit: 0 done; 1 failed "
+      "(out of\n"
+      "memory: the label and hints); 2 usage or an input the VAE does not "
+      "take.\n\n"
       "options");
   options.add_options()("help,h", "this help")(
       "op", po::value(&op), "encode or decode")("family", po::value(&r.family),
@@ -101,8 +106,12 @@ tools::Parsed<VaeRequest> parse(const std::vector<std::string>& args) {
       "workspace", po::value(&workspace)->default_value("64 MiB"),
       "bound on a convolution's temporary memory (bounded, ladder)")(
       "raw-latent", po::bool_switch(&r.raw_latent),
-      "latents in the VAE's own space")("json", po::bool_switch(&r.json),
-                                        "print a JSON summary");
+      "latents in the VAE's own space")(
+      "allow-nonfinite", po::bool_switch(&r.job.allow_nonfinite),
+      "run an input with NaN or Inf values (refused by default)")(
+      "verbose", po::bool_switch(&r.verbose),
+      "on a libtorch error, print its full text, C++ backtrace included")(
+      "json", po::bool_switch(&r.json), "print a JSON summary");
   tools::add_host_options(options, r.host);
   po::positional_options_description positional;
   positional.add("op", 1);
@@ -160,8 +169,10 @@ tools::Parsed<VaeRequest> parse(const std::vector<std::string>& args) {
   return parsed;
 }
 
-/// Reads the input, runs the job and writes the output file.
-VaeResult run(const tools::Host& host, const VaeRequest& request) {
+/// Reads the input, runs the job and writes the output file. Fills in
+/// `failure`'s workload once the input's size is known.
+VaeResult run(const tools::Host& host, const VaeRequest& request,
+              FailureContext& failure) {
   const auto vae = make_family_vae(*host.registry, request.family, request.arch,
                                    request.seed);
   if (!request.weights.empty())
@@ -175,16 +186,40 @@ VaeResult run(const tools::Host& host, const VaeRequest& request) {
   at::Tensor input = mold::SafetensorsFile::open(request.input_path)
                          .tensor(result.input_name)
                          .to(at::kFloat);
+  job.input_name =
+      fmt::format("{}: tensor '{}'", request.input_path, result.input_name);
   if (input.dim() == 5 && input.size(2) == 1) input = input.squeeze(2);
-  if (input.dim() != 4)
-    throw mold::InvalidArgument(
-        fmt::format("{}: tensor '{}' has {} dimensions: give NCHW",
-                    request.input_path, result.input_name, input.dim()));
-  if (!encode && !request.raw_latent) input = vae->unscale_latent(input);
+  if (input.dim() == 5)
+    throw mold::InvalidArgument(fmt::format(
+        "{} has shape {}: {} frames; a VAE here takes single images: give "
+        "(N, C, H, W) or (N, C, 1, H, W)",
+        job.input_name, c10::str(input.sizes()), input.size(2)));
+  // Checked before unscale_latent, so that the message names the file and the
+  // tensor as they are.
   job.input = input;
+  try {
+    mold::check_vae_job(*vae, job);
+  } catch (const mold::NonFiniteInput& e) {
+    throw mold::InvalidArgument(std::string(e.what()) +
+                                " (--allow-nonfinite runs it anyway)");
+  }
+  if (request.arch == "default") {  // the estimators describe this one only
+    mold::Workload w;
+    w.family = request.family;
+    w.op = job.op;
+    w.backend = request.backend;
+    w.dtype = job.dtype;
+    w.batch = int(input.size(0));
+    const int64_t scale = encode ? 1 : vae->spatial_scale();
+    w.height = int(input.size(2) * scale);
+    w.width = int(input.size(3) * scale);
+    failure.workload = w;
+  }
+  if (!encode && !request.raw_latent) job.input = vae->unscale_latent(input);
 
   auto backend = host.registry->create_backend(request.backend);
   auto cpu = host.registry->create_backend("cpu");
+  failure.device = backend->device_name();
   backend->reset_peak();
   result.live = backend->stats().allocated;
   const auto start = std::chrono::steady_clock::now();
@@ -264,7 +299,21 @@ int vae_command(const std::vector<std::string>& args) {
   const VaeRequest& request = parsed.request;
   const tools::Host host = tools::open_host(request.host);
   tools::warn_load_errors(*host.registry, kPluginsCommand);
-  print(request, run(host, request));
+  FailureContext failure;
+  failure.registry = host.registry.get();
+  failure.backend = request.backend;
+  failure.verbose = request.verbose;
+  if (request.job.mode != mold::VaeMode::ladder)
+    failure.extra_hints.push_back(
+        "--mode ladder retries it with bounded convolutions, in tiles and on "
+        "the cpu");
+  VaeResult result;
+  try {
+    result = run(host, request, failure);
+  } catch (...) {
+    rethrow_readable(failure);
+  }
+  print(request, result);
   return tools::kOk;
 }
 

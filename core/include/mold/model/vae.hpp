@@ -7,6 +7,7 @@
 #include <cstdint>
 #include <map>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "mold/tensor/bounded_conv.hpp"
@@ -23,6 +24,9 @@ struct VaeRunOptions {
   Bytes workspace_bound = kDefaultConvWorkspace;
 };
 
+/// What a VAE takes: an image to encode or a latent to decode.
+enum class VaeInput { image, latent };
+
 /// A VAE. Images are NCHW float in [-1, 1]; latents are NCHW with
 /// latent_channels(), spatial_scale() times smaller. encode() returns the
 /// distribution's mode (mean) in the model's own latent space; scale_latent()
@@ -37,6 +41,20 @@ class Vae {
   const std::string& arch() const { return arch_; }
   virtual int latent_channels() const { return 16; }
   virtual int spatial_scale() const { return 8; }
+
+  /// How many times H and W of an input must be divisible (1: any size):
+  /// spatial_scale() for an image (each downsampling halves it exactly), 1 for
+  /// a latent. An architecture that needs more overrides it.
+  virtual int64_t spatial_multiple(VaeInput kind) const;
+  /// Throws InvalidArgument unless `input` is what encode() (kind image) or
+  /// decode() (kind latent) takes: 4-D NCHW, batch at least 1, 3 channels for
+  /// an image and latent_channels() for a latent, H and W at least 1 and
+  /// multiples of spatial_multiple(kind). The message names `name` (e.g.
+  /// "x.safetensors: tensor 'latent'"; empty: "the image" or "the latent"), the
+  /// shape it has and the shape expected. Shapes only: values are not read.
+  /// Both families' encode() and decode() call it first.
+  void check_input(VaeInput kind, const at::Tensor& input,
+                   std::string_view name = {}) const;
 
   virtual at::Tensor encode(const at::Tensor& image,
                             const VaeRunOptions& options) const = 0;

@@ -5,6 +5,7 @@
 
 #include <ATen/ATen.h>
 
+#include <cstdint>
 #include <memory>
 #include <string>
 #include <vector>
@@ -34,6 +35,13 @@ struct VaeJob {
   Blend blend = Blend::smootherstep;
   Bytes workspace_bound = kDefaultConvWorkspace;
   std::string dtype = "float32";  ///< for the estimates
+  /// Names the input in error messages ("x.safetensors: tensor 'latent'");
+  /// empty: "the image" or "the latent".
+  std::string input_name;
+  /// Run an input with NaN or Inf values. Refused by default: a VAE turns them
+  /// into NaN pixels. When allowed and the input has them, the output may be
+  /// non-finite too; it must still not be all zeros.
+  bool allow_nonfinite = false;
   /// Skip ladder rungs whose estimate does not fit. The registered estimators
   /// describe the published architectures: turn this off for other configs
   /// (e.g. "tiny").
@@ -47,11 +55,35 @@ struct VaeJobResult {
   std::vector<RecoveryAttempt> attempts;
 };
 
+/// An input with NaN or Inf values (VaeJob::allow_nonfinite not set).
+class NonFiniteInput : public InvalidArgument {
+ public:
+  NonFiniteInput(const std::string& message, int64_t count)
+      : InvalidArgument(message), count_(count) {}
+  /// How many values are NaN or Inf.
+  int64_t count() const { return count_; }
+
+ private:
+  int64_t count_;
+};
+
+/// Throws InvalidArgument unless `job` can run on `vae`: the op is vae_encode
+/// or vae_decode, the input's shape is one Vae::check_input() accepts, and
+/// (unless job.allow_nonfinite) every value is finite (NonFiniteInput, with
+/// how many are not). run_vae() calls it first; a caller may call it earlier,
+/// e.g. before unscale_latent().
+void check_vae_job(const Vae& vae, const VaeJob& job);
+
 /// Runs `job` on `backend` (the VAE's weights and the input are moved to its
 /// device; the output comes
 /// back on the CPU). With VaeMode::ladder a recognised OOM or an invalid output
 /// moves to the next rung; the cpu rung runs on `cpu` (which may be the same
-/// backend). Throws what the operation throws (whole, bounded, tiled) or
+/// backend). Every mode checks the output with check_output() (finite, and not
+/// all zeros for an input that is not; with allow_nonfinite and a non-finite
+/// input, only the second): whole, bounded and tiled throw InvalidOutput naming
+/// the op and the way it ran, the ladder moves to the next rung. Throws
+/// InvalidArgument (check_vae_job()) before any work, what the operation throws
+/// (whole, bounded, tiled; libtorch's errors unchanged), InvalidOutput, or
 /// RecoveryFailed (ladder).
 VaeJobResult run_vae(Vae& vae, const Registry& registry, const VaeJob& job,
                      const std::shared_ptr<Backend>& backend,
