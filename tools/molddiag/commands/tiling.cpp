@@ -85,15 +85,15 @@ tools::Parsed<TilingRequest> parse(const std::vector<std::string>& args) {
       "hints); 2 usage.\n\n"
       "options");
   options.add_options()("help,h", "this help")("family", po::value(&r.family),
-                                               "qwen_image or zimage")(
-      "size", po::value(&r.size)->default_value(256),
-      "image edge in pixels (multiple of 8)")(
-      "tile", po::value(&r.tile)->default_value(0),
-      "tile edge in latent units (default: half the latent)")(
-      "overlap", po::value(&overlap)->default_value(-1),
-      "overlap in latent units (default tile/4)")(
-      "arch", po::value(&r.arch)->default_value("default"),
-      "default or tiny architecture")(
+                                               "qwen_image or zimage");
+  tools::add_ranged_int(options, "size", &r.size, 8, 8192,
+                        "image edge in pixels (multiple of 8)", 256);
+  tools::add_ranged_int(options, "tile", &r.tile, 0, 1024,
+                        "tile edge in latent units (0: half the latent)", 0);
+  tools::add_ranged_int(options, "overlap", &overlap, -1, 1023,
+                        "overlap in latent units (-1: tile/4)", -1);
+  options.add_options()("arch", po::value(&r.arch)->default_value("default"),
+                        "default or tiny architecture")(
       "seed", po::value(&r.seed)->default_value(0), "weights and latent seed")(
       "workspace", po::value(&workspace)->default_value("64 MiB"),
       "bound for the bounded run")(
@@ -116,11 +116,17 @@ tools::Parsed<TilingRequest> parse(const std::vector<std::string>& args) {
     throw tools::UsageError("--mkldnn takes on or off");
   r.mkldnn = mkldnn == "on";
   const int latent = r.size / 8;
-  if (r.tile == 0) r.tile = std::max(1, latent / 2);
+  const bool tile_given = r.tile != 0;
+  if (!tile_given) r.tile = std::max(1, latent / 2);
   r.overlap = overlap < 0 ? r.tile / 4 : overlap;
   if (r.tile <= r.overlap)
-    throw tools::UsageError(fmt::format(
-        "--tile {} must be larger than --overlap {}", r.tile, r.overlap));
+    throw tools::UsageError(
+        tile_given ? fmt::format("--tile {} must be larger than --overlap {}",
+                                 r.tile, r.overlap)
+                   : fmt::format("--overlap {} must be smaller than the tile, "
+                                 "which is {} (half the {}-latent edge of "
+                                 "--size {}) when --tile is not given",
+                                 r.overlap, r.tile, latent, r.size));
   try {
     r.workspace_bound = mold::parse_bytes(workspace);
   } catch (const mold::ParseError& e) {

@@ -96,13 +96,14 @@ tools::Parsed<VaeRequest> parse(const std::vector<std::string>& args) {
       "arch", po::value(&r.arch)->default_value("default"),
       "default or tiny architecture")("seed",
                                       po::value(&r.seed)->default_value(0),
-                                      "weights seed without --weights")(
-      "tile", po::value(&tile)->default_value(64),
-      "tile edge in latent units (tiled)")(
-      "overlap", po::value(&overlap)->default_value(16),
-      "tile overlap in latent units")(
-      "blend", po::value(&blend)->default_value("smootherstep"),
-      "linear or smootherstep")(
+                                      "weights seed without --weights");
+  tools::add_ranged_int(options, "tile", &tile, 1, 1024,
+                        "tile edge in latent units (tiled)", 64);
+  tools::add_ranged_int(options, "overlap", &overlap, 0, 1023,
+                        "tile overlap in latent units", 16);
+  options.add_options()("blend",
+                        po::value(&blend)->default_value("smootherstep"),
+                        "linear or smootherstep")(
       "workspace", po::value(&workspace)->default_value("64 MiB"),
       "bound on a convolution's temporary memory (bounded, ladder)")(
       "raw-latent", po::bool_switch(&r.raw_latent),
