@@ -3,6 +3,9 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <cerrno>
+#include <cstdlib>
+#include <limits>
 #include <map>
 #include <sstream>
 #include <utility>
@@ -65,6 +68,26 @@ void add_ranged_int(po::options_description& options, const char* name,
   });
   const std::string text = fmt::format("{} ({} to {})", help, low, high);
   options.add_options()(name, value, text.c_str());
+}
+
+void add_seed_option(po::options_description& options, const char* name,
+                     std::uint64_t* target, const std::string& help) {
+  const std::string flag = name;
+  auto* value = po::value<std::string>()->default_value("0");
+  value->notifier([flag, target](const std::string& text) {
+    const bool digits =
+        !text.empty() && text.size() <= 20 &&
+        text.find_first_not_of("0123456789") == std::string::npos;
+    errno = 0;
+    const unsigned long long parsed =
+        digits ? std::strtoull(text.c_str(), nullptr, 10) : 0;
+    if (!digits || errno == ERANGE)
+      throw UsageError(fmt::format(
+          "--{} '{}' is not a seed: give a whole number from 0 to {}", flag,
+          text, std::numeric_limits<std::uint64_t>::max()));
+    *target = parsed;
+  });
+  options.add_options()(name, value, help.c_str());
 }
 
 po::variables_map parse_args(

@@ -5,6 +5,7 @@
 /// into that usage error. Torch-free.
 
 #include <boost/program_options.hpp>
+#include <cstdint>
 #include <optional>
 #include <stdexcept>
 #include <string>
@@ -47,6 +48,13 @@ void add_ranged_int(boost::program_options::options_description& options,
                     const std::string& help,
                     std::optional<int> default_value = std::nullopt,
                     bool required = false);
+
+/// Adds `--name` for a seed stored into `target`: a whole number from 0 to
+/// 2^64 - 1, read strictly ("-1" is refused, not wrapped to 2^64 - 1 as a plain
+/// unsigned option would).
+void add_seed_option(boost::program_options::options_description& options,
+                     const char* name, std::uint64_t* target,
+                     const std::string& help);
 
 /// Parses `args` against `options` (with `positional` names, may be null) and
 /// notifies the variables. Throws UsageError with program_options' message.

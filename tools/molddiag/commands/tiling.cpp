@@ -93,10 +93,11 @@ tools::Parsed<TilingRequest> parse(const std::vector<std::string>& args) {
   tools::add_ranged_int(options, "overlap", &overlap, -1, 1023,
                         "overlap in latent units (-1: tile/4)", -1);
   options.add_options()("arch", po::value(&r.arch)->default_value("default"),
-                        "default or tiny architecture")(
-      "seed", po::value(&r.seed)->default_value(0), "weights and latent seed")(
-      "workspace", po::value(&workspace)->default_value("64 MiB"),
-      "bound for the bounded run")(
+                        "default or tiny architecture");
+  tools::add_seed_option(options, "seed", &r.seed, "weights and latent seed");
+  options.add_options()("workspace",
+                        po::value(&workspace)->default_value("64 MiB"),
+                        "bound for the bounded run")(
       "mkldnn", po::value(&mkldnn)->default_value("on"),
       "on: oneDNN convolutions; off: libtorch's im2col path")(
       "verbose", po::bool_switch(&r.verbose),

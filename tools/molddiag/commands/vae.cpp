@@ -94,9 +94,9 @@ tools::Parsed<VaeRequest> parse(const std::vector<std::string>& args) {
       "bounded -> tiles -> cpu)")(
       "backend", po::value(&r.backend)->default_value("cpu"), "cpu, cuda, ...")(
       "arch", po::value(&r.arch)->default_value("default"),
-      "default or tiny architecture")("seed",
-                                      po::value(&r.seed)->default_value(0),
-                                      "weights seed without --weights");
+      "default or tiny architecture");
+  tools::add_seed_option(options, "seed", &r.seed,
+                         "weights seed without --weights");
   tools::add_ranged_int(options, "tile", &tile, 1, 1024,
                         "tile edge in latent units (tiled)", 64);
   tools::add_ranged_int(options, "overlap", &overlap, 0, 1023,
