@@ -155,7 +155,8 @@ TEST_CASE("molddiag vae, tiling and calibrate: usage errors and bad files",
        "--tile 8 --overlap 8: the tile must be positive and larger than the "
        "overlap"},
       {vae({"--seed", "ten"}), 2,
-       "the argument ('ten') for option '--seed' is invalid"},
+       "--seed 'ten' is not a seed: give a whole number from 0 to "
+       "18446744073709551615"},
       {{"vae", "decode", "--family", "sdxl", "--input", text, "--output", "o"},
        1,
        "no family 'sdxl'"},
