@@ -24,9 +24,10 @@ using mold::test::TempDir;
 
 namespace {
 
-mold::test::ProcessResult molddiag(const std::vector<std::string>& args) {
-  static TempDir home;
-  return run_process(kMolddiag, args, mold::test::isolated_env(home));
+mold::test::ProcessResult molddiag(
+    const std::vector<std::string>& args,
+    const std::map<std::string, std::string>& extra_env = {}) {
+  return mold::test::run_molddiag(args, extra_env);
 }
 
 /// Checks that no line of `err` is a frame or the head of a C++ backtrace.

@@ -17,11 +17,8 @@ namespace {
 
 mold::test::ProcessResult molddiag(
     const std::vector<std::string>& args,
-    std::map<std::string, std::string> extra_env = {}) {
-  static TempDir home;
-  auto env = mold::test::isolated_env(home);
-  for (auto& [k, v] : extra_env) env[k] = v;
-  return run_process(kMolddiag, args, env);
+    const std::map<std::string, std::string>& extra_env = {}) {
+  return mold::test::run_molddiag(args, extra_env);
 }
 
 std::string bad_dir(const std::string& name) {

@@ -9,7 +9,8 @@ int main() {
   const auto report = registry.classify(
       {"CPU out of memory. Tried to allocate 2.00 GiB. Limit 1.00 GiB, of "
        "which 512.00 MiB is free.",
-       "", {}});
+       "",
+       {}});
   if (!report || report->backend != "cpu" || !report->requested ||
       *report->requested != 2 * mold::kGiB) {
     std::cerr << "consumer: the core's cpu classifier did not answer\n";

@@ -114,4 +114,13 @@ std::map<std::string, std::string> isolated_env(const TempDir& home) {
           {"MOLD_PLUGIN_PATH", kUnset}};
 }
 
+ProcessResult run_molddiag(
+    const std::vector<std::string>& args,
+    const std::map<std::string, std::string>& extra_env) {
+  static TempDir home;
+  auto env = isolated_env(home);
+  for (const auto& [key, value] : extra_env) env[key] = value;
+  return run_process(MOLD_TEST_MOLDDIAG, args, env);
+}
+
 }  // namespace mold::test

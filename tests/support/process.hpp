@@ -44,4 +44,10 @@ class TempDir {
 /// Environment that isolates a run from the user's own config and plugin path.
 std::map<std::string, std::string> isolated_env(const TempDir& home);
 
+/// Runs the real molddiag with `args` in isolated_env() of a home shared by
+/// the calls of one test executable, `extra_env` added on top.
+ProcessResult run_molddiag(
+    const std::vector<std::string>& args,
+    const std::map<std::string, std::string>& extra_env = {});
+
 }  // namespace mold::test

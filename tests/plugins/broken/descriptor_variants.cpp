@@ -47,10 +47,10 @@ extern "C" MOLD_PLUGIN_EXPORT const mold_plugin_info* mold_get_plugin_info() {
       "0.0.1",
       kCase == 4 ? "mold-api 1; libstdc++ cxx11abi=0; torch 0.4"
                  : MOLD_BUILD_ID,
-      kCase == 5   ? nullptr
-      : kCase == 6 ? &register_throws
+      kCase == 5    ? nullptr
+      : kCase == 6  ? &register_throws
       : kCase == 7  ? &register_duplicate
       : kCase == 10 ? &register_throws_int
-                   : &register_nothing};
+                    : &register_nothing};
   return kCase == 1 ? nullptr : &info;
 }
