@@ -31,11 +31,13 @@ void add_host_options(po::options_description& options, HostOptions& host) {
 
 namespace {
 
-/// The ranges of the options added with add_ranged_int, by long name, for the
-/// message when program_options itself refuses a value (not a number, or too
-/// large for an int).
-std::map<std::string, std::pair<int, int>>& ranges() {
-  static std::map<std::string, std::pair<int, int>> known;
+/// The ranges of the options added with add_ranged_int, for the message when
+/// program_options itself refuses a value (not a number, or too large for an
+/// int). Keyed by the options description and the long name: one flag (--tile)
+/// has other ranges in other commands' options.
+using RangeKey = std::pair<const po::options_description*, std::string>;
+std::map<RangeKey, std::pair<int, int>>& ranges() {
+  static std::map<RangeKey, std::pair<int, int>> known;
   return known;
 }
 
@@ -57,7 +59,7 @@ std::string out_of_range(const std::string& flag, const std::string& value,
 void add_ranged_int(po::options_description& options, const char* name,
                     int* target, int low, int high, const std::string& help,
                     std::optional<int> default_value, bool required) {
-  ranges()[name] = {low, high};
+  ranges()[{&options, name}] = {low, high};
   auto* value = po::value(target);
   if (default_value) value->default_value(*default_value);
   if (required) value->required();
@@ -104,7 +106,7 @@ po::variables_map parse_args(
   } catch (const po::invalid_option_value& e) {
     std::string name = e.get_option_name();
     while (!name.empty() && name.front() == '-') name.erase(0, 1);
-    if (auto it = ranges().find(name); it != ranges().end()) {
+    if (auto it = ranges().find({&options, name}); it != ranges().end()) {
       // program_options' text: "the argument ('VALUE') for option ..."
       const std::string what = e.what();
       const auto open = what.find("('"), close = what.find("')");
