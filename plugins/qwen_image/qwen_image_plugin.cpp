@@ -28,7 +28,7 @@ std::vector<std::string> qwen_image_hints(const mold::ModelFamily& /*family*/,
 
 void register_all(mold::Registrar& registrar) {
   mold::register_family_from_data_files(registrar, kFamily, qwen_image_hints,
-                                        qwen_image::make_qwen_image_vae);
+                                        {qwen_image::make_qwen_image_vae});
 }
 
 }  // namespace

@@ -7,6 +7,7 @@
 #include <mold/model/vae.hpp>
 #include <mold/plugin/plugin.hpp>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "flux_vae.hpp"
@@ -32,8 +33,10 @@ std::vector<std::string> zimage_hints(const mold::ModelFamily& /*family*/,
 }
 
 void register_all(mold::Registrar& registrar) {
+  mold::FamilyFactories factories;
+  factories.vae = zimage::make_flux_vae;
   mold::register_family_from_data_files(registrar, kFamily, zimage_hints,
-                                        zimage::make_flux_vae);
+                                        std::move(factories));
 }
 
 }  // namespace

@@ -5,6 +5,7 @@
 #include <fstream>
 #include <mold/model/vae.hpp>
 #include <mold/tensor/safetensors.hpp>
+#include <mold/tensor/weight_set.hpp>
 #include <sstream>
 
 #include "support/aten_for_tests.hpp"
@@ -129,19 +130,38 @@ TEST_CASE(
   const std::string path = dir.path() + "/vae.safetensors";
   save_safetensors(path, tensors);
   auto fresh = make("zimage", "tiny", 99);
-  fresh->load(SafetensorsFile::open(path));
+  const auto load = [](mold::Vae& vae, const std::string& file) {
+    return vae.load(mold::WeightSet::open(file), c10::Device(c10::kCPU),
+                    at::kFloat);
+  };
+  CHECK(load(*fresh, path).warning().empty());
   const at::Tensor latent = at::randn({1, 16, 4, 4});
   CHECK(at::equal(fresh->decode(latent, {}), vae->decode(latent, {})));
 
   // A Z-Image checkpoint is not a Qwen-Image one.
   auto qwen = make("qwen_image", "tiny");
-  CHECK_THROWS_WITH(qwen->load(SafetensorsFile::open(path)),
-                    Catch::Contains(path) && Catch::Contains("are missing") &&
-                        Catch::Contains("qwen_image VAE"));
-  // The default config does not load the tiny weights: shapes differ.
-  save_safetensors(path, {{"decoder.conv_in.weight", at::zeros({1})}});
-  CHECK_THROWS_AS(make("zimage", "tiny")->load(SafetensorsFile::open(path)),
-                  SafetensorsError);
+  CHECK_THROWS_WITH(load(*qwen, path), Catch::Contains(path) &&
+                                           Catch::Contains("are missing") &&
+                                           Catch::Contains("qwen_image VAE"));
+  // A tensor of the wrong shape is named, with both shapes.
+  auto misshaped = tensors;
+  for (auto& [name, t] : misshaped)
+    if (name == "decoder.conv_in.weight") t = at::zeros({1});
+  save_safetensors(path, misshaped);
+  CHECK_THROWS_WITH(load(*make("zimage", "tiny"), path),
+                    Catch::Contains("'decoder.conv_in.weight' has shape [1]") &&
+                        Catch::Contains("expects [64, 16, 3, 3]"));
+  // An extra tensor (a post_quant_conv the FLUX VAE does not have) is a
+  // warning that names it, and an error when strict.
+  tensors.emplace_back("post_quant_conv.weight", at::zeros({16, 16, 1, 1}));
+  save_safetensors(path, tensors);
+  const mold::LoadReport report = load(*fresh, path);
+  CHECK(report.unexpected_count == 1);
+  CHECK_THAT(report.warning(), Catch::Contains("'post_quant_conv.weight'"));
+  CHECK_THROWS_WITH(
+      fresh->load(mold::WeightSet::open(path), c10::Device(c10::kCPU),
+                  at::kFloat, mold::LoadOptions{"", true}),
+      Catch::Contains("post_quant_conv.weight"));
   CHECK_THROWS_WITH(make("zimage", "huge"),
                     Catch::Contains("'default' and 'tiny'"));
 }

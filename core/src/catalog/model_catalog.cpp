@@ -120,7 +120,8 @@ ModelFamily load_model_family(const std::filesystem::path& file) {
 
 void register_family_from_data_files(Registrar& registrar,
                                      const std::string& family_name,
-                                     FamilyHints hints, VaeFactory make_vae) {
+                                     FamilyHints hints,
+                                     FamilyFactories factories) {
   const auto models_file = registrar.data_file("models.toml");
   ModelFamily family = load_model_family(models_file);
   if (family.name != family_name)
@@ -134,7 +135,9 @@ void register_family_from_data_files(Registrar& registrar,
       return hints(catalog, report, workload);
     };
   }
-  family.make_vae = std::move(make_vae);
+  family.make_vae = std::move(factories.vae);
+  family.make_text_encoder = std::move(factories.text_encoder);
+  family.make_transformer = std::move(factories.transformer);
   registrar.add_family(std::move(family));
   CalibrationFile::load_for(registrar).register_estimators(registrar,
                                                            family_name);

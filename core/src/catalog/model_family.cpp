@@ -2,7 +2,33 @@
 
 #include <algorithm>
 
+#include "mold/base/error.hpp"
+
 namespace mold {
+
+ArchSpec ArchSpec::parse(const std::string& text) {
+  if (text == "default" || text == "tiny") {
+    ArchSpec spec;
+    spec.name = text;
+    return spec;
+  }
+  if (text.empty())
+    throw InvalidArgument(
+        "the architecture is empty; give 'default', 'tiny' or the path of a "
+        "config.json");
+  return from_config(text);
+}
+
+ArchSpec ArchSpec::from_config(std::filesystem::path config) {
+  ArchSpec spec;
+  spec.name = "config";
+  spec.config = std::move(config);
+  return spec;
+}
+
+std::string ArchSpec::describe() const {
+  return name == "config" ? "config " + config.string() : name;
+}
 
 Bytes ModelVariant::total_bytes() const {
   Bytes total = 0;

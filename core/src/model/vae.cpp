@@ -1,6 +1,5 @@
 #include "mold/model/vae.hpp"
 
-#include <ATen/CPUGeneratorImpl.h>
 #include <fmt/format.h>
 
 #include <algorithm>
@@ -10,13 +9,6 @@
 #include "mold/tensor/safetensors.hpp"
 
 namespace mold {
-
-namespace {
-bool ends_with(const std::string& s, const std::string& suffix) {
-  return s.size() >= suffix.size() &&
-         s.compare(s.size() - suffix.size(), suffix.size(), suffix) == 0;
-}
-}  // namespace
 
 int64_t Vae::spatial_multiple(VaeInput kind) const {
   return kind == VaeInput::image ? spatial_scale() : 1;
@@ -73,8 +65,8 @@ void Vae::check_input(VaeInput kind, const at::Tensor& input,
     refuse(fmt::format("{}x{} is not a multiple of {}; {}pad it to {}x{}", h, w,
                        multiple, crop, up(h), up(w)));
   }
-  if (!params_.empty()) {
-    const at::ScalarType weights = params_.begin()->second.scalar_type();
+  if (!parameters().empty() && materialized()) {
+    const at::ScalarType weights = dtype();
     if (input.scalar_type() != weights)
       refuse(fmt::format("its dtype is {}, the weights' {}; cast it to {}",
                          c10::toString(input.scalar_type()),
@@ -82,71 +74,8 @@ void Vae::check_input(VaeInput kind, const at::Tensor& input,
   }
 }
 
-void Vae::add(const std::string& name, std::vector<int64_t> shape) {
-  params_[name] = at::zeros(shape, at::kFloat);
-}
-
-const at::Tensor& Vae::p(const std::string& name) const {
-  auto it = params_.find(name);
-  if (it == params_.end())
-    throw InvalidArgument(fmt::format("{} VAE ({}) has no parameter '{}'",
-                                      family(), arch_, name));
-  return it->second;
-}
-
-int64_t Vae::parameter_count() const {
-  int64_t n = 0;
-  for (const auto& [name, t] : params_) n += t.numel();
-  return n;
-}
-
-void Vae::to(const c10::Device& device) {
-  for (auto& [name, t] : params_)
-    if (t.device() != device) t = t.to(device);
-}
-
-c10::Device Vae::device() const {
-  return params_.empty() ? c10::Device(c10::kCPU)
-                         : params_.begin()->second.device();
-}
-
-void Vae::init_from_seed(std::uint64_t seed) {
-  at::NoGradGuard no_grad;
-  at::Generator generator = at::detail::createCPUGenerator(seed);
-  for (auto& [name, t] :
-       params_) {  // name order: the same seed, the same weights
-    if (ends_with(name, ".gamma") ||
-        (ends_with(name, ".weight") && t.dim() == 1)) {
-      t.fill_(1.0);  // norm scales
-    } else if (ends_with(name, ".bias") &&
-               (name.find("norm") != std::string::npos)) {
-      t.zero_();  // norm shifts
-    } else if (ends_with(name, ".bias")) {
-      t.copy_(at::randn(t.sizes(), generator, at::kFloat) * 0.02);
-    } else {
-      const int64_t fan_in = t.numel() / t.size(0);
-      t.copy_(at::randn(t.sizes(), generator, at::kFloat) /
-              std::sqrt(double(fan_in)));
-    }
-  }
-}
-
-void Vae::load(const SafetensorsFile& file) {
-  std::vector<std::string> missing;
-  for (const auto& [name, t] : params_)
-    if (!file.contains(name)) missing.push_back(name);
-  if (!missing.empty()) {
-    std::string some;
-    for (std::size_t i = 0; i < missing.size() && i < 3; ++i)
-      some += (i ? ", " : "") + missing[i];
-    throw SafetensorsError(
-        fmt::format("{}: {} of the {} tensors of the {} VAE ({}) are missing, "
-                    "e.g. '{}'. Is it a {} VAE "
-                    "checkpoint in the diffusers layout?",
-                    file.path().string(), missing.size(), params_.size(),
-                    family(), arch_, some, family()));
-  }
-  for (auto& [name, t] : params_) file.copy_into(name, t);
+std::string Vae::describe() const {
+  return fmt::format("{} VAE ({})", family(), arch_);
 }
 
 at::Tensor Vae::conv(const at::Tensor& x, const at::Tensor& weight,

@@ -250,6 +250,21 @@ void SafetensorsFile::copy_into(const std::string& name,
   destination.copy_(view(name));
 }
 
+void SafetensorsFile::release_pages(const std::string& name) const {
+  const SafetensorsEntry& e = entry(name);
+  if (e.end <= e.begin) return;
+  const auto page = std::uintptr_t(sysconf(_SC_PAGESIZE));
+  const auto base = reinterpret_cast<std::uintptr_t>(mapping_->address);
+  const auto first = reinterpret_cast<std::uintptr_t>(mapping_->data + e.begin);
+  const auto last = reinterpret_cast<std::uintptr_t>(mapping_->data + e.end);
+  // Whole pages only: a page shared with a neighbouring tensor is kept.
+  const std::uintptr_t begin = (first + page - 1) / page * page;
+  const std::uintptr_t end =
+      std::min<std::uintptr_t>(last / page * page, base + mapping_->size);
+  if (end > begin)
+    madvise(reinterpret_cast<void*>(begin), end - begin, MADV_DONTNEED);
+}
+
 void save_safetensors(
     const fs::path& path,
     const std::vector<std::pair<std::string, at::Tensor>>& tensors,

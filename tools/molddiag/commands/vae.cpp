@@ -13,6 +13,7 @@
 #include <mold/plugin/registry.hpp>
 #include <mold/runtime/vae_runner.hpp>
 #include <mold/tensor/safetensors.hpp>
+#include <mold/tensor/weight_set.hpp>
 #include <nlohmann/json.hpp>
 #include <utility>
 
@@ -176,8 +177,14 @@ VaeResult run(const tools::Host& host, const VaeRequest& request,
               FailureContext& failure) {
   const auto vae = make_family_vae(*host.registry, request.family, request.arch,
                                    request.seed);
-  if (!request.weights.empty())
-    vae->load(mold::SafetensorsFile::open(request.weights));
+  if (!request.weights.empty()) {
+    const mold::WeightSet weights = mold::WeightSet::open(request.weights);
+    const mold::LoadReport report =
+        vae->load(weights, vae->device(), at::kFloat);
+    if (!report.warning().empty())
+      fmt::print(stderr, "molddiag vae: warning: {}: {}\n",
+                 weights.origin().string(), report.warning());
+  }
 
   mold::VaeJob job = request.job;
   const bool encode = job.op == mold::ops::kVaeEncode;

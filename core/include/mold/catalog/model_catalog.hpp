@@ -41,9 +41,16 @@ using FamilyHints = std::function<std::vector<std::string>(
 /// `hints`, registers the family, then one estimator per table of
 /// `<plugin>.calibration.toml` (with the user's overrides). Throws ConfigError
 /// / InvalidArgument naming the file.
+/// What a family's components are built by (any may be empty).
+struct FamilyFactories {
+  VaeFactory vae;
+  TextEncoderFactory text_encoder;
+  DenoiserFactory transformer;
+};
+
 void register_family_from_data_files(Registrar& registrar,
                                      const std::string& family_name,
                                      FamilyHints hints,
-                                     VaeFactory make_vae = {});
+                                     FamilyFactories factories = {});
 
 }  // namespace mold

@@ -3,6 +3,7 @@
 /// the byte size of each component, for planning what fits where.
 
 #include <cstdint>
+#include <filesystem>
 #include <functional>
 #include <memory>
 #include <optional>
@@ -14,12 +15,36 @@
 
 namespace mold {
 
-class Vae;  // mold/vae.hpp
+class Vae;          // mold/model/vae.hpp
+class TextEncoder;  // mold/model/text_encoder.hpp
+class Denoiser;     // mold/model/transformer.hpp
+
+/// Which architecture a factory builds: a built-in ("default": the published
+/// model; "tiny": small, for tests and CPU runs) or one described by a
+/// `config.json` (diffusers' or transformers').
+struct ArchSpec {
+  std::string name = "default";  ///< "default", "tiny", or "config"
+  std::filesystem::path config;  ///< the config.json when name is "config"
+
+  /// "tiny", "default", or anything else as the path of a config.json.
+  static ArchSpec parse(const std::string& text);
+  static ArchSpec from_config(std::filesystem::path config);
+  /// "tiny", "default", "config x/config.json".
+  std::string describe() const;
+};
 
 /// Builds a family's VAE for an architecture ("default", "tiny"), weights from
 /// `seed`. Throws InvalidArgument for an unknown architecture.
 using VaeFactory = std::function<std::unique_ptr<Vae>(const std::string& arch,
                                                       std::uint64_t seed)>;
+
+/// Build a component's architecture with its parameters declared (shapes
+/// only): the caller seeds or loads them (mold/model/module.hpp). Throw
+/// InvalidArgument for an unknown built-in, ConfigError for a bad config.
+using TextEncoderFactory =
+    std::function<std::unique_ptr<TextEncoder>(const ArchSpec& arch)>;
+using DenoiserFactory =
+    std::function<std::unique_ptr<Denoiser>(const ArchSpec& arch)>;
 
 /// One loadable part of a model: "transformer", "text_encoder", "vae".
 struct ComponentSize {
@@ -54,6 +79,9 @@ struct ModelFamily {
   HintProvider hints;
   /// The family's VAE (empty when this build has none).
   VaeFactory make_vae;
+  /// Its text encoder and its denoiser (empty when it has none).
+  TextEncoderFactory make_text_encoder;
+  DenoiserFactory make_transformer;
 
   const ModelInfo* model(const std::string& name) const;
   /// Finds "qwen-image-edit-2511:q4" or "qwen-image-edit-2511" (default

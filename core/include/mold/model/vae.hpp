@@ -10,11 +10,10 @@
 #include <string_view>
 #include <vector>
 
+#include "mold/model/module.hpp"
 #include "mold/tensor/bounded_conv.hpp"
 
 namespace mold {
-
-class SafetensorsFile;
 
 /// How to run: every convolution plain, or in bands under a workspace bound
 /// (exact), and attention over all queries at once or in chunks under the same
@@ -32,10 +31,8 @@ enum class VaeInput { image, latent };
 /// distribution's mode (mean) in the model's own latent space; scale_latent()
 /// maps it to the space diffusion pipelines use (and unscale_latent() back,
 /// before decode()).
-class Vae {
+class Vae : public Module {
  public:
-  virtual ~Vae() = default;
-
   virtual std::string family() const = 0;
   /// "default" (the published architecture) or "tiny" (for tests and CPU runs).
   const std::string& arch() const { return arch_; }
@@ -63,30 +60,11 @@ class Vae {
   virtual at::Tensor scale_latent(const at::Tensor& latent) const = 0;
   virtual at::Tensor unscale_latent(const at::Tensor& latent) const = 0;
 
-  /// Every parameter, under the public checkpoint's names and shapes.
-  const std::map<std::string, at::Tensor>& parameters() const {
-    return params_;
-  }
-  int64_t parameter_count() const;
-  /// Moves every parameter to `device` (a no-op when they are there).
-  void to(const c10::Device& device);
-  /// Where the parameters are.
-  c10::Device device() const;
-  /// Deterministic weights from `seed` (no checkpoint): the same seed, the same
-  /// model.
-  void init_from_seed(std::uint64_t seed);
-  /// Copies every parameter from a checkpoint (cast to float32, onto the
-  /// parameters' device). A missing tensor or a shape mismatch is a
-  /// SafetensorsError naming the file and the tensor; tensors of the file the
-  /// model does not have are ignored.
-  void load(const SafetensorsFile& file);
+  /// "zimage VAE (tiny)".
+  std::string describe() const override;
 
  protected:
   explicit Vae(std::string arch) : arch_(std::move(arch)) {}
-  /// Declares a parameter (zeros until initialised or loaded).
-  void add(const std::string& name, std::vector<int64_t> shape);
-  const at::Tensor& p(const std::string& name) const;
-  bool has(const std::string& name) const { return params_.count(name) > 0; }
 
   /// conv2d, plain or bounded per `options`.
   at::Tensor conv(const at::Tensor& x, const at::Tensor& weight,
@@ -107,7 +85,6 @@ class Vae {
 
  private:
   std::string arch_;
-  std::map<std::string, at::Tensor> params_;
 };
 
 }  // namespace mold

@@ -60,6 +60,11 @@ class SafetensorsFile {
   /// Copies the tensor into `destination`, converting the dtype; its shape must
   /// match.
   void copy_into(const std::string& name, at::Tensor& destination) const;
+  /// Drops the pages of the tensor's bytes that reading it brought into this
+  /// process's memory (they are read from the file again if touched), so that
+  /// loading a model tensor by tensor keeps near one tensor of the file
+  /// resident. Views stay valid; writes made to them are lost.
+  void release_pages(const std::string& name) const;
 
  private:
   struct Mapping;

@@ -1,0 +1,109 @@
+#pragma once
+/// The base of every model architecture (VAE, text encoder, transformer):
+/// parameters under the public checkpoint's names and shapes, declared first
+/// and given values later, either from a seed (reproducible, no checkpoint) or
+/// from a checkpoint, tensor by tensor, onto the device in the dtype asked for.
+
+#include <ATen/ATen.h>
+
+#include <cstdint>
+#include <map>
+#include <string>
+#include <vector>
+
+#include "mold/base/bytes.hpp"
+
+namespace mold {
+
+class WeightSet;
+
+struct LoadOptions {
+  /// Names in the checkpoint are `prefix` + the parameter's name
+  /// ("model." for a transformers *ForCausalLM checkpoint of a base model).
+  std::string prefix;
+  /// Tensors of the checkpoint that the model has no parameter for are errors
+  /// instead of warnings.
+  bool strict = false;
+};
+
+/// What a load did.
+struct LoadReport {
+  std::size_t tensors = 0;  ///< parameters loaded
+  Bytes bytes = 0;          ///< their bytes on the device
+  /// Checkpoint tensors the model has no parameter for (each one a warning
+  /// for the caller to show); at most the first 50, `unexpected_count` all.
+  std::vector<std::string> unexpected;
+  std::size_t unexpected_count = 0;
+  /// "8 tensors of x.safetensors are not parameters of the zimage VAE (tiny),
+  /// e.g. 'post_quant_conv.weight'; they were ignored"; empty when none.
+  std::string warning() const;
+};
+
+class Module {
+ public:
+  virtual ~Module() = default;
+  Module(const Module&) = delete;
+  Module& operator=(const Module&) = delete;
+
+  /// Names the model in messages: "zimage VAE (tiny)".
+  virtual std::string describe() const = 0;
+
+  /// Every parameter, in name order. Before init_from_seed() or load() they
+  /// are shapes only (on the meta device, no memory).
+  const std::map<std::string, at::Tensor>& parameters() const {
+    return params_;
+  }
+  int64_t parameter_count() const;
+  /// Bytes the parameters take (or will take) in `dtype`.
+  Bytes parameter_bytes(at::ScalarType dtype) const;
+  /// Bytes they take now (0 while declared only).
+  Bytes resident_bytes() const;
+  /// Whether every parameter has values (seeded or loaded).
+  bool materialized() const;
+  /// Where the parameters are and their dtype (cpu/float32 while declared).
+  c10::Device device() const;
+  at::ScalarType dtype() const;
+
+  /// Moves every parameter (a no-op for those already there).
+  void to(const c10::Device& device);
+  void to(const c10::Device& device, at::ScalarType dtype);
+  /// Frees every parameter's memory; they become shapes only again.
+  void release();
+
+  /// Deterministic weights from `seed`, made on the host in float32 in name
+  /// order (the same seed gives the same model on every backend), then moved
+  /// to `device` in `dtype` one tensor at a time.
+  void init_from_seed(std::uint64_t seed,
+                      const c10::Device& device = c10::Device(c10::kCPU),
+                      at::ScalarType dtype = at::kFloat);
+  /// Copies every parameter from `weights` onto `device` in `dtype`, one
+  /// tensor at a time, dropping each tensor's file pages once copied, so host
+  /// memory stays near one tensor above what the device copy needs. Checks
+  /// everything before allocating: a missing tensor or a shape mismatch is a
+  /// SafetensorsError naming the checkpoint, the tensor, the shapes and the
+  /// model; unexpected tensors are reported (or errors when options.strict).
+  /// On failure the parameters are left as they were.
+  LoadReport load(const WeightSet& weights, const c10::Device& device,
+                  at::ScalarType dtype, const LoadOptions& options = {});
+
+ protected:
+  Module() = default;
+  /// Declares a parameter (shape only until seeded or loaded).
+  void add(const std::string& name, std::vector<int64_t> shape);
+  /// A parameter's values. Throws InvalidArgument for an unknown name or one
+  /// without values yet.
+  const at::Tensor& p(const std::string& name) const;
+  bool has(const std::string& name) const { return params_.count(name) > 0; }
+  /// The value init_from_seed() gives one parameter (float32, on the host):
+  /// norm scales 1, norm shifts 0, other biases N(0, 0.02^2), other weights
+  /// N(0, 1/fan_in). Architectures override it where their reference
+  /// initialises differently.
+  virtual at::Tensor seeded_value(const std::string& name,
+                                  const std::vector<int64_t>& shape,
+                                  at::Generator& generator) const;
+
+ private:
+  std::map<std::string, at::Tensor> params_;
+};
+
+}  // namespace mold

@@ -1,0 +1,26 @@
+#pragma once
+/// Text encoders: token ids to the hidden states a denoiser is conditioned on.
+
+#include <ATen/ATen.h>
+
+#include <cstdint>
+
+#include "mold/model/module.hpp"
+
+namespace mold {
+
+class TextEncoder : public Module {
+ public:
+  /// `input_ids`: (B, L) int64; `attention_mask`: (B, L), nonzero for a real
+  /// token, 0 for padding (padding is never attended to). Returns (B, L,
+  /// hidden_size()) in the parameters' dtype: the hidden state the family's
+  /// pipeline conditions on (Z-Image: the second-to-last layer's output).
+  /// Throws InvalidArgument naming the tensor for shapes, dtypes or ids out of
+  /// range.
+  virtual at::Tensor encode(const at::Tensor& input_ids,
+                            const at::Tensor& attention_mask) const = 0;
+  virtual int64_t hidden_size() const = 0;
+  virtual int64_t vocab_size() const = 0;
+};
+
+}  // namespace mold

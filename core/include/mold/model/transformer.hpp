@@ -1,0 +1,33 @@
+#pragma once
+/// Denoisers: the diffusion transformer that predicts, from a noisy latent, a
+/// timestep and the text's hidden states, what a sampler steps along.
+
+#include <ATen/ATen.h>
+
+#include <cstdint>
+
+#include "mold/model/module.hpp"
+
+namespace mold {
+
+struct DenoiserInput {
+  at::Tensor latents;    ///< (B, C, H, W) in the pipeline's latent space
+  at::Tensor timestep;   ///< (B,) float, as the model's forward takes it
+  at::Tensor text;       ///< (B, L, D): the text encoder's hidden states
+  at::Tensor text_mask;  ///< (B, L) bool: which of the L tokens are real
+};
+
+class Denoiser : public Module {
+ public:
+  /// The model's raw output for `input`, shaped like input.latents (any sign
+  /// or time convention is the pipeline's to apply). Throws InvalidArgument
+  /// naming the field for shapes the architecture cannot take.
+  virtual at::Tensor forward(const DenoiserInput& input) const = 0;
+  virtual int64_t in_channels() const = 0;
+  /// H and W of the latent must be multiples of this (the patch size).
+  virtual int64_t latent_multiple() const = 0;
+  /// The text hidden size it takes (D).
+  virtual int64_t text_dim() const = 0;
+};
+
+}  // namespace mold
