@@ -1,0 +1,589 @@
+#include "zimage_transformer.hpp"
+
+#include <algorithm>
+#include <cmath>
+#include <limits>
+#include <mold/base/error.hpp>
+#include <numeric>
+#include <sstream>
+
+namespace zimage {
+
+using mold::ConfigError;
+using mold::DenoiserInput;
+using mold::InvalidArgument;
+using mold::JsonConfig;
+
+namespace {
+
+constexpr int64_t kAdalnEmbedDim = 256;  // ADALN_EMBED_DIM
+constexpr int64_t kSeqMultiple = 32;     // SEQ_MULTI_OF
+constexpr int64_t kFrequencyDim = 256;   // the timestep's sinusoid width
+constexpr int64_t kTimestepMid = 1024;   // t_embedder's hidden width
+constexpr double kMaxPeriod = 10000.0;   // of the timestep sinusoids
+constexpr double kFinalNormEps = 1e-6;   // the final LayerNorm
+constexpr double kQkNormEps = 1e-5;  // norm_q / norm_k (fixed, not norm_eps)
+constexpr int64_t kScoreBudget = 1 << 25;  // attention scores per chunk
+
+int64_t round_up(int64_t n, int64_t m) { return (n + m - 1) / m * m; }
+
+std::string patch_key(int64_t patch, int64_t f_patch) {
+  return std::to_string(patch) + "-" + std::to_string(f_patch);
+}
+
+std::string shape_of(const at::Tensor& t) {
+  if (!t.defined()) return "an undefined tensor";
+  std::ostringstream out;
+  out << t.sizes() << " " << t.scalar_type();
+  return out.str();
+}
+
+[[noreturn]] void config_fail(const JsonConfig& json, const std::string& key,
+                              const std::string& problem) {
+  const std::string dotted =
+      json.path().empty() ? key : json.path() + "." + key;
+  throw ConfigError(json.origin(), 0, dotted, problem);
+}
+
+std::string list_text(const std::vector<int64_t>& values) {
+  std::string out = "[";
+  for (std::size_t i = 0; i < values.size(); ++i)
+    out += (i ? ", " : "") + std::to_string(values[i]);
+  return out + "]";
+}
+
+/// x * rotation, pairs (x[2j], x[2j+1]) as complex numbers (the reference's
+/// view_as_complex), in float32; back in x's dtype.
+at::Tensor apply_rope(const at::Tensor& x, const at::Tensor& cos,
+                      const at::Tensor& sin) {
+  const auto sizes = x.sizes();
+  const at::Tensor pairs = x.to(at::kFloat).unflatten(-1, {-1, 2});
+  const at::Tensor re = pairs.select(-1, 0);
+  const at::Tensor im = pairs.select(-1, 1);
+  at::Tensor out = at::stack({re * cos - im * sin, re * sin + im * cos}, -1);
+  return out.view(sizes).to(x.scalar_type());
+}
+
+}  // namespace
+
+struct ZImageTransformer::Rope {
+  at::Tensor cos;  // (B, S, 1, head_dim / 2), float32
+  at::Tensor sin;
+};
+
+int64_t ZImageTransformerConfig::adaln_dim() const {
+  return std::min(dim, kAdalnEmbedDim);
+}
+
+int64_t ZImageTransformerConfig::ffn_dim() const {
+  return static_cast<int64_t>(static_cast<double>(dim) / 3.0 * 8.0);
+}
+
+ZImageTransformerConfig ZImageTransformerConfig::default_config() {
+  return ZImageTransformerConfig{};  // the member defaults are Turbo's
+}
+
+ZImageTransformerConfig ZImageTransformerConfig::tiny_config() {
+  ZImageTransformerConfig c;
+  c.dim = 64;
+  c.n_layers = 2;
+  c.n_refiner_layers = 1;
+  c.n_heads = 2;
+  c.n_kv_heads = 2;
+  c.cap_feat_dim = 32;
+  c.axes_dims = {8, 12, 12};
+  c.axes_lens = {1536, 512, 512};
+  return c;
+}
+
+ZImageTransformerConfig ZImageTransformerConfig::from_json(
+    const JsonConfig& json) {
+  if (json.has_value("_class_name") &&
+      json.string("_class_name") != "ZImageTransformer2DModel")
+    config_fail(json, "_class_name",
+                "is '" + json.string("_class_name") +
+                    "'; this model reads a ZImageTransformer2DModel config");
+  ZImageTransformerConfig c;       // diffusers' __init__ defaults where absent:
+  c.axes_lens = {1024, 512, 512};  // (Turbo's config says 1536)
+  std::vector<int64_t> patches{2}, f_patches{1};
+  if (json.has_value("all_patch_size"))
+    patches = json.integers("all_patch_size", 1, 64);
+  if (json.has_value("all_f_patch_size"))
+    f_patches = json.integers("all_f_patch_size", 1, 64);
+  if (patches.empty() || patches.size() != f_patches.size())
+    config_fail(json, "all_f_patch_size",
+                "must be as long as all_patch_size (" +
+                    std::to_string(patches.size()) + " entries), not " +
+                    std::to_string(f_patches.size()));
+  c.patch_sizes.clear();
+  for (std::size_t i = 0; i < patches.size(); ++i) {
+    if (f_patches[i] != 1)
+      config_fail(json, "all_f_patch_size",
+                  "holds " + std::to_string(f_patches[i]) +
+                      "; only 1 (one-frame images) is implemented");
+    c.patch_sizes.emplace_back(patches[i], f_patches[i]);
+  }
+  if (std::find(c.patch_sizes.begin(), c.patch_sizes.end(),
+                std::make_pair(int64_t(2), int64_t(1))) == c.patch_sizes.end())
+    config_fail(json, "all_patch_size",
+                "has no patch size 2 (with f_patch_size 1), the one the "
+                "pipeline runs the model with");
+  c.in_channels = json.integer_or("in_channels", c.in_channels, 1, 4096);
+  c.dim = json.integer_or("dim", c.dim, 1, 1 << 16);
+  c.n_layers = json.integer_or("n_layers", c.n_layers, 0, 1024);
+  c.n_refiner_layers =
+      json.integer_or("n_refiner_layers", c.n_refiner_layers, 0, 1024);
+  c.n_heads = json.integer_or("n_heads", c.n_heads, 1, 4096);
+  c.n_kv_heads = json.integer_or("n_kv_heads", c.n_heads, 1, 4096);
+  c.norm_eps = json.number_or("norm_eps", c.norm_eps);
+  c.qk_norm = json.boolean_or("qk_norm", c.qk_norm);
+  c.cap_feat_dim = json.integer_or("cap_feat_dim", c.cap_feat_dim, 1, 1 << 16);
+  c.rope_theta = json.number_or("rope_theta", c.rope_theta);
+  c.t_scale = json.number_or("t_scale", c.t_scale);
+  if (json.has_value("axes_dims"))
+    c.axes_dims = json.integers("axes_dims", 0, 1 << 16);
+  if (json.has_value("axes_lens"))
+    c.axes_lens = json.integers("axes_lens", 1, 1 << 24);
+
+  if (json.has_value("siglip_feat_dim"))
+    config_fail(json, "siglip_feat_dim",
+                "is set (the Omni variant's SigLIP image inputs); only the "
+                "text-to-image model is implemented: leave it null");
+  if (c.n_kv_heads != c.n_heads)
+    config_fail(json, "n_kv_heads",
+                "is " + std::to_string(c.n_kv_heads) + " but n_heads is " +
+                    std::to_string(c.n_heads) +
+                    ": diffusers' ZImageTransformer2DModel has no grouped "
+                    "key/value heads (it ignores n_kv_heads), so a checkpoint "
+                    "made for them would not be this model");
+  if (c.dim % c.n_heads != 0)
+    config_fail(json, "n_heads",
+                std::to_string(c.n_heads) + " heads do not divide dim " +
+                    std::to_string(c.dim));
+  if (!(c.norm_eps > 0) || c.norm_eps > 1)
+    config_fail(json, "norm_eps", "must be in (0, 1]");
+  if (!(c.rope_theta > 1))
+    config_fail(json, "rope_theta", "must be greater than 1");
+  if (!(c.t_scale > 0)) config_fail(json, "t_scale", "must be positive");
+  if (c.axes_dims.size() != 3)
+    config_fail(json, "axes_dims",
+                "has " + std::to_string(c.axes_dims.size()) +
+                    " entries; the positions are 3-D (frame or caption "
+                    "index, row, column)");
+  if (c.axes_lens.size() != c.axes_dims.size())
+    config_fail(json, "axes_lens",
+                "has " + std::to_string(c.axes_lens.size()) +
+                    " entries but axes_dims has " +
+                    std::to_string(c.axes_dims.size()));
+  for (int64_t d : c.axes_dims)
+    if (d % 2 != 0)
+      config_fail(json, "axes_dims",
+                  list_text(c.axes_dims) + " holds an odd width (" +
+                      std::to_string(d) + "); each axis rotates pairs");
+  const int64_t sum =
+      std::accumulate(c.axes_dims.begin(), c.axes_dims.end(), int64_t(0));
+  if (sum != c.head_dim())
+    config_fail(json, "axes_dims",
+                list_text(c.axes_dims) + " sums to " + std::to_string(sum) +
+                    " but the head width dim / n_heads is " +
+                    std::to_string(c.head_dim()));
+  return c;
+}
+
+ZImageTransformer::ZImageTransformer(const ZImageTransformerConfig& config,
+                                     std::string arch)
+    : config_(config), arch_(std::move(arch)) {
+  const auto& c = config_;
+  const int64_t dim = c.dim;
+  for (const auto& [patch, f_patch] : c.patch_sizes) {
+    const std::string key = patch_key(patch, f_patch);
+    const int64_t patch_dim = f_patch * patch * patch * c.in_channels;
+    add("all_x_embedder." + key + ".weight", {dim, patch_dim});
+    add("all_x_embedder." + key + ".bias", {dim});
+    const std::string final_layer = "all_final_layer." + key;
+    add(final_layer + ".linear.weight", {patch_dim, dim});
+    add(final_layer + ".linear.bias", {patch_dim});
+    add(final_layer + ".adaLN_modulation.1.weight", {dim, c.adaln_dim()});
+    add(final_layer + ".adaLN_modulation.1.bias", {dim});
+  }
+  for (int64_t i = 0; i < c.n_refiner_layers; ++i) {
+    declare_block("noise_refiner." + std::to_string(i), true);
+    declare_block("context_refiner." + std::to_string(i), false);
+  }
+  for (int64_t i = 0; i < c.n_layers; ++i)
+    declare_block("layers." + std::to_string(i), true);
+  add("t_embedder.mlp.0.weight", {kTimestepMid, kFrequencyDim});
+  add("t_embedder.mlp.0.bias", {kTimestepMid});
+  add("t_embedder.mlp.2.weight", {c.adaln_dim(), kTimestepMid});
+  add("t_embedder.mlp.2.bias", {c.adaln_dim()});
+  add("cap_embedder.0.weight", {c.cap_feat_dim});
+  add("cap_embedder.1.weight", {dim, c.cap_feat_dim});
+  add("cap_embedder.1.bias", {dim});
+  add("x_pad_token", {1, dim});
+  add("cap_pad_token", {1, dim});
+}
+
+void ZImageTransformer::declare_block(const std::string& prefix,
+                                      bool modulation) {
+  const int64_t dim = config_.dim;
+  for (const char* proj : {"to_q", "to_k", "to_v", "to_out.0"})
+    add(prefix + ".attention." + proj + ".weight", {dim, dim});
+  if (config_.qk_norm) {
+    add(prefix + ".attention.norm_q.weight", {config_.head_dim()});
+    add(prefix + ".attention.norm_k.weight", {config_.head_dim()});
+  }
+  add(prefix + ".feed_forward.w1.weight", {config_.ffn_dim(), dim});
+  add(prefix + ".feed_forward.w2.weight", {dim, config_.ffn_dim()});
+  add(prefix + ".feed_forward.w3.weight", {config_.ffn_dim(), dim});
+  for (const char* norm :
+       {"attention_norm1", "ffn_norm1", "attention_norm2", "ffn_norm2"})
+    add(prefix + "." + norm + ".weight", {dim});
+  if (modulation) {
+    add(prefix + ".adaLN_modulation.0.weight", {4 * dim, config_.adaln_dim()});
+    add(prefix + ".adaLN_modulation.0.bias", {4 * dim});
+  }
+}
+
+std::string ZImageTransformer::describe() const {
+  return "zimage transformer (" + arch_ + ")";
+}
+
+at::Tensor ZImageTransformer::linear(const at::Tensor& x,
+                                     const std::string& prefix,
+                                     bool bias) const {
+  return at::linear(x, p(prefix + ".weight"),
+                    bias ? p(prefix + ".bias") : at::Tensor());
+}
+
+// diffusers' RMSNorm: the mean square in float32, the normalised values
+// cast to a half-precision weight's dtype before the scale.
+at::Tensor ZImageTransformer::rms_norm(const at::Tensor& x,
+                                       const std::string& weight,
+                                       double eps) const {
+  const at::Tensor& w = p(weight);
+  at::Tensor h;
+  {
+    const at::Tensor variance = x.to(at::kFloat).pow(2).mean(-1, true);
+    h = x * at::rsqrt(variance + eps);
+  }
+  if (w.scalar_type() == at::kHalf || w.scalar_type() == at::kBFloat16)
+    h = h.to(w.scalar_type());
+  return h.mul_(w);
+}
+
+ZImageTransformer::Rope ZImageTransformer::rope(
+    const at::Tensor& positions) const {
+  // positions: (B, S, 3) int64 on the host. Angle = position * theta^(-2j/d)
+  // in float64, cast to float32, as the reference's table; cos and sin of the
+  // float32 angle.
+  const at::Tensor pos = positions.to(at::kDouble);
+  std::vector<at::Tensor> angles;
+  for (std::size_t a = 0; a < config_.axes_dims.size(); ++a) {
+    const int64_t d = config_.axes_dims[a];
+    const at::Tensor exponent = at::arange(0, d, 2, at::kDouble) / double(d);
+    const at::Tensor freqs = 1.0 / at::pow(config_.rope_theta, exponent);
+    angles.push_back(pos.select(-1, int64_t(a)).unsqueeze(-1) * freqs);
+  }
+  const at::Tensor angle = at::cat(angles, -1).to(at::kFloat);
+  const auto device = this->device();
+  return Rope{angle.cos().unsqueeze(2).to(device),
+              angle.sin().unsqueeze(2).to(device)};
+}
+
+at::Tensor ZImageTransformer::attention(const at::Tensor& x,
+                                        const std::string& prefix,
+                                        const Rope& rope,
+                                        const at::Tensor& key_mask) const {
+  const int64_t batch = x.size(0), seq = x.size(1);
+  const int64_t heads = config_.n_heads, head_dim = config_.head_dim();
+  const auto project = [&](const char* name, const char* norm) {
+    at::Tensor t = linear(x, prefix + "." + name, false)
+                       .view({batch, seq, heads, head_dim});
+    if (config_.qk_norm) t = rms_norm(t, prefix + "." + norm, kQkNormEps);
+    return t;
+  };
+  // (B, H, S, Dh), contiguous, so that every chunk's matmuls take them as
+  // they are; q carries the 1/sqrt(Dh) of the scores.
+  const at::Tensor q =
+      apply_rope(project("to_q", "norm_q.weight"), rope.cos, rope.sin)
+          .mul_(1.0 / std::sqrt(double(head_dim)))
+          .permute({0, 2, 1, 3})
+          .contiguous();
+  const at::Tensor k_t =
+      apply_rope(project("to_k", "norm_k.weight"), rope.cos, rope.sin)
+          .permute({0, 2, 1, 3})
+          .contiguous()
+          .transpose(2, 3);  // (B, H, Dh, S)
+  const at::Tensor v = linear(x, prefix + ".to_v", false)
+                           .view({batch, seq, heads, head_dim})
+                           .permute({0, 2, 1, 3})
+                           .contiguous();
+  at::Tensor blocked;  // (B, 1, 1, S): keys that are batch padding
+  if (key_mask.defined())
+    blocked = key_mask.logical_not().view({batch, 1, 1, seq});
+  at::Tensor out = at::empty({batch, seq, heads, head_dim}, x.options());
+  const int64_t rows = std::max<int64_t>(
+      1, kScoreBudget / std::max<int64_t>(1, batch * heads * seq));
+  for (int64_t r0 = 0; r0 < seq; r0 += rows) {
+    const int64_t n = std::min(rows, seq - r0);
+    at::Tensor scores = at::matmul(q.narrow(2, r0, n), k_t);  // (B, H, n, S)
+    if (blocked.defined())
+      scores.masked_fill_(blocked, -std::numeric_limits<double>::infinity());
+    scores = at::softmax(scores, -1);
+    out.narrow(1, r0, n).copy_(at::matmul(scores, v).permute({0, 2, 1, 3}));
+  }
+  return linear(out.view({batch, seq, heads * head_dim}), prefix + ".to_out.0",
+                false);
+}
+
+at::Tensor ZImageTransformer::block(at::Tensor x, const std::string& prefix,
+                                    const Rope& rope,
+                                    const at::Tensor& key_mask,
+                                    const at::Tensor& adaln) const {
+  const double eps = config_.norm_eps;
+  const auto feed_forward = [&](const at::Tensor& h) {
+    at::Tensor gated = linear(h, prefix + ".feed_forward.w1", false);
+    at::silu_(gated);
+    gated.mul_(linear(h, prefix + ".feed_forward.w3", false));
+    return linear(gated, prefix + ".feed_forward.w2", false);
+  };
+  const auto norm = [&](const at::Tensor& h, const char* name) {
+    return rms_norm(h, prefix + "." + name + ".weight", eps);
+  };
+  if (!adaln.defined()) {
+    x.add_(norm(attention(norm(x, "attention_norm1"), prefix + ".attention",
+                          rope, key_mask),
+                "attention_norm2"));
+    x.add_(norm(feed_forward(norm(x, "ffn_norm1")), "ffn_norm2"));
+    return x;
+  }
+  // (B, 1, 4 dim): scale_msa, gate_msa, scale_mlp, gate_mlp.
+  const auto mod = linear(adaln, prefix + ".adaLN_modulation.0", true)
+                       .unsqueeze(1)
+                       .chunk(4, 2);
+  at::Tensor h = attention(norm(x, "attention_norm1").mul_(mod[0] + 1.0),
+                           prefix + ".attention", rope, key_mask);
+  x.add_(norm(h, "attention_norm2").mul_(mod[1].tanh()));
+  h = feed_forward(norm(x, "ffn_norm1").mul_(mod[2] + 1.0));
+  x.add_(norm(h, "ffn_norm2").mul_(mod[3].tanh()));
+  return x;
+}
+
+at::Tensor ZImageTransformer::timestep_embedding(const at::Tensor& t) const {
+  // The sinusoids in float32 (cos first), as the reference, then the MLP in
+  // the parameters' dtype.
+  const int64_t half = kFrequencyDim / 2;
+  const at::Tensor freqs =
+      (at::arange(0, half,
+                  at::TensorOptions().dtype(at::kFloat).device(t.device())) *
+       -std::log(kMaxPeriod) / double(half))
+          .exp();
+  const at::Tensor args =
+      (t.to(at::kFloat) * config_.t_scale).unsqueeze(1) * freqs.unsqueeze(0);
+  at::Tensor h = at::cat({args.cos(), args.sin()}, -1).to(dtype());
+  h = at::silu(linear(h, "t_embedder.mlp.0", true));
+  return linear(h, "t_embedder.mlp.2", true);
+}
+
+void ZImageTransformer::check_input(const DenoiserInput& in) const {
+  const auto fail = [](const std::string& field, const at::Tensor& t,
+                       const std::string& expected) {
+    throw InvalidArgument("zimage transformer: " + field + " is " +
+                          shape_of(t) + "; expected " + expected);
+  };
+  const int64_t c = config_.in_channels;
+  const std::string latent_shape = "(B, " + std::to_string(c) +
+                                   ", H, W) floating point with H and W "
+                                   "positive multiples of 2";
+  if (!in.latents.defined() || in.latents.dim() != 4 ||
+      !c10::isFloatingType(in.latents.scalar_type()) ||
+      in.latents.size(1) != c || in.latents.size(0) < 1 ||
+      in.latents.size(2) < 2 || in.latents.size(3) < 2 ||
+      in.latents.size(2) % 2 != 0 || in.latents.size(3) % 2 != 0)
+    fail("latents", in.latents, latent_shape);
+  const int64_t b = in.latents.size(0);
+  const std::string bs = std::to_string(b);
+  if (!in.timestep.defined() || in.timestep.dim() != 1 ||
+      in.timestep.size(0) != b || in.timestep.is_complex() ||
+      in.timestep.scalar_type() == at::kBool)
+    fail("timestep", in.timestep, "(" + bs + ",) real, one per latent");
+  const std::string text_shape = "(" + bs + ", L, " +
+                                 std::to_string(config_.cap_feat_dim) +
+                                 ") floating point, L >= 1";
+  if (!in.text.defined() || in.text.dim() != 3 || in.text.size(0) != b ||
+      in.text.size(1) < 1 || in.text.size(2) != config_.cap_feat_dim ||
+      !c10::isFloatingType(in.text.scalar_type()))
+    fail("text", in.text, text_shape);
+  const std::string mask_shape =
+      "(" + bs + ", " + std::to_string(in.text.size(1)) + ") bool (or 0/1)";
+  if (!in.text_mask.defined() || in.text_mask.dim() != 2 ||
+      in.text_mask.size(0) != b || in.text_mask.size(1) != in.text.size(1) ||
+      !(in.text_mask.scalar_type() == at::kBool ||
+        c10::isIntegralType(in.text_mask.scalar_type(), false)))
+    fail("text_mask", in.text_mask, mask_shape);
+}
+
+at::Tensor ZImageTransformer::forward(const DenoiserInput& input) const {
+  check_input(input);
+  at::NoGradGuard no_grad;
+  const auto device = this->device();
+  const auto dtype = this->dtype();
+  const int64_t batch = input.latents.size(0), channels = config_.in_channels;
+  const int64_t height = input.latents.size(2), width = input.latents.size(3);
+  const int64_t dim = config_.dim, patch = 2;
+  const std::string key = patch_key(patch, 1);
+  const int64_t rows = height / patch, cols = width / patch;
+  const int64_t tokens = rows * cols;  // one frame
+  const int64_t image_len = round_up(tokens, kSeqMultiple);
+
+  // Caption lengths: valid tokens, padded to the multiple with cap_pad_token.
+  const at::Tensor mask_host = input.text_mask.to(at::kCPU).ne(0);
+  const at::Tensor counts_t = mask_host.sum(1).to(at::kLong).contiguous();
+  std::vector<int64_t> counts(counts_t.data_ptr<int64_t>(),
+                              counts_t.data_ptr<int64_t>() + batch);
+  std::vector<int64_t> cap_lens(batch);
+  for (int64_t i = 0; i < batch; ++i) {
+    if (counts[i] == 0)
+      throw InvalidArgument(
+          "zimage transformer: text_mask row " + std::to_string(i) +
+          " has no true entry; expected at least one valid caption token per "
+          "latent");
+    cap_lens[i] = round_up(counts[i], kSeqMultiple);
+  }
+  const int64_t cap_max = *std::max_element(cap_lens.begin(), cap_lens.end());
+  const auto& lens = config_.axes_lens;
+  if (cap_max + 1 >= lens[0])
+    throw InvalidArgument(
+        "zimage transformer: text has up to " +
+        std::to_string(*std::max_element(counts.begin(), counts.end())) +
+        " valid tokens, padded to " + std::to_string(cap_max) +
+        "; the image then sits at position " + std::to_string(cap_max + 1) +
+        " of the first RoPE axis, which has " + std::to_string(lens[0]) +
+        " (axes_lens[0]); expected fewer caption tokens");
+  if (rows >= lens[1] || cols >= lens[2])
+    throw InvalidArgument(
+        "zimage transformer: latents are " + shape_of(input.latents) + ", " +
+        std::to_string(rows) + "x" + std::to_string(cols) +
+        " patches; expected fewer than " + std::to_string(lens[1]) + "x" +
+        std::to_string(lens[2]) + " (axes_lens[1], axes_lens[2])");
+
+  // Positions (frame or caption index, row, column); padding at (0, 0, 0).
+  at::Tensor image_pos = at::zeros({batch, image_len, 3}, at::kLong);
+  at::Tensor cap_pos = at::zeros({batch, cap_max, 3}, at::kLong);
+  {
+    const at::Tensor grid_rows =
+        at::arange(rows, at::kLong).repeat_interleave(cols);
+    const at::Tensor grid_cols = at::arange(cols, at::kLong).repeat({rows});
+    for (int64_t i = 0; i < batch; ++i) {
+      at::Tensor img = image_pos[i].narrow(0, 0, tokens);
+      img.select(1, 0).fill_(cap_lens[i] + 1);
+      img.select(1, 1).copy_(grid_rows);
+      img.select(1, 2).copy_(grid_cols);
+      // Caption pad tokens continue the count (1 .. padded length).
+      cap_pos[i]
+          .narrow(0, 0, cap_lens[i])
+          .select(1, 0)
+          .copy_(at::arange(1, cap_lens[i] + 1, at::kLong));
+    }
+  }
+  // Keys to ignore: only the batch padding of shorter captions.
+  at::Tensor cap_keys, unified_keys;
+  if (std::any_of(cap_lens.begin(), cap_lens.end(),
+                  [&](int64_t n) { return n != cap_max; })) {
+    const at::Tensor lengths = at::tensor(cap_lens, at::kLong).unsqueeze(1);
+    const at::Tensor keys =
+        at::arange(cap_max, at::kLong).unsqueeze(0) < lengths;
+    unified_keys =
+        at::cat({at::ones({batch, image_len}, at::kBool), keys}, 1).to(device);
+    cap_keys = keys.to(device);
+  }
+
+  const at::Tensor adaln = timestep_embedding(input.timestep.to(device));
+
+  // Image tokens: (B, C, 1, H, W) -> (B, T, pF*pH*pW*C), embedded, padded.
+  at::Tensor x = input.latents.to(device, dtype)
+                     .view({batch, channels, rows, patch, cols, patch})
+                     .permute({0, 2, 4, 3, 5, 1})
+                     .reshape({batch, tokens, patch * patch * channels});
+  x = linear(x, "all_x_embedder." + key, true);
+  if (image_len > tokens)
+    x = at::cat({x, p("x_pad_token").expand({batch, image_len - tokens, dim})},
+                1);
+  {
+    const Rope image_rope = rope(image_pos);
+    for (int64_t l = 0; l < config_.n_refiner_layers; ++l)
+      x = block(std::move(x), "noise_refiner." + std::to_string(l), image_rope,
+                at::Tensor(), adaln);
+  }
+
+  // Caption tokens: the valid rows of each item, embedded, padded.
+  at::Tensor cap;
+  {
+    const at::Tensor selected =
+        input.text.to(device, dtype).index({mask_host.to(device)});
+    const at::Tensor embedded =
+        linear(rms_norm(selected, "cap_embedder.0.weight", config_.norm_eps),
+               "cap_embedder.1", true);
+    std::vector<at::Tensor> items;
+    int64_t offset = 0;
+    for (int64_t i = 0; i < batch; ++i) {
+      std::vector<at::Tensor> parts{embedded.narrow(0, offset, counts[i])};
+      offset += counts[i];
+      if (cap_lens[i] > counts[i])
+        parts.push_back(
+            p("cap_pad_token").expand({cap_lens[i] - counts[i], dim}));
+      if (cap_max > cap_lens[i])
+        parts.push_back(
+            at::zeros({cap_max - cap_lens[i], dim}, embedded.options()));
+      items.push_back(at::cat(parts, 0));
+    }
+    cap = at::stack(items, 0);
+  }
+  {
+    const Rope cap_rope = rope(cap_pos);
+    for (int64_t l = 0; l < config_.n_refiner_layers; ++l)
+      cap = block(std::move(cap), "context_refiner." + std::to_string(l),
+                  cap_rope, cap_keys, at::Tensor());
+  }
+
+  // One sequence per item: [image, caption], the batch padding last.
+  x = at::cat({x, cap}, 1);
+  cap.reset();
+  {
+    const Rope unified_rope = rope(at::cat({image_pos, cap_pos}, 1));
+    for (int64_t l = 0; l < config_.n_layers; ++l)
+      x = block(std::move(x), "layers." + std::to_string(l), unified_rope,
+                unified_keys, adaln);
+  }
+
+  // Final layer on the image tokens only (it is per token), unpatchify.
+  const std::string final_layer = "all_final_layer." + key;
+  const at::Tensor scale =
+      linear(at::silu(adaln), final_layer + ".adaLN_modulation.1", true) + 1.0;
+  x = at::layer_norm(x.narrow(1, 0, tokens), {dim}, {}, {}, kFinalNormEps)
+          .mul_(scale.unsqueeze(1));
+  x = linear(x, final_layer + ".linear", true);
+  return x.view({batch, rows, cols, patch, patch, channels})
+      .permute({0, 5, 1, 3, 2, 4})
+      .reshape({batch, channels, height, width});
+}
+
+std::unique_ptr<mold::Denoiser> make_zimage_transformer(
+    const mold::ArchSpec& arch) {
+  if (arch.name == "default")
+    return std::make_unique<ZImageTransformer>(
+        ZImageTransformerConfig::default_config(), arch.describe());
+  if (arch.name == "tiny")
+    return std::make_unique<ZImageTransformer>(
+        ZImageTransformerConfig::tiny_config(), arch.describe());
+  if (arch.name == "config")
+    return std::make_unique<ZImageTransformer>(
+        ZImageTransformerConfig::from_json(JsonConfig::read(arch.config)),
+        arch.describe());
+  throw InvalidArgument(
+      "the zimage transformer has architectures 'default', 'tiny' and "
+      "'config' (a diffusers config.json), not '" +
+      arch.name + "'");
+}
+
+}  // namespace zimage
