@@ -57,7 +57,8 @@ fs::path Config::default_path() {
 Config Config::load_file(const fs::path& path) {
   const toml::table root = toml_reader::parse(path);
   toml_reader::require_known_keys(
-      path, root, "", {"plugins", "backends", "cache", "calibration"});
+      path, root, "",
+      {"plugins", "backends", "cache", "calibration", "models"});
 
   Config config;
   config.source = path;
@@ -154,6 +155,23 @@ Config Config::load_file(const fs::path& path) {
         throw ConfigError(path, toml_reader::line_of(*dir), "calibration.dir",
                           "must be a string path");
       config.calibration_dir = resolve_against(path, *text);
+    }
+  }
+  if (const auto* models = sub_table(path, root, "", "models")) {
+    toml_reader::require_known_keys(path, *models, "models", {"dirs"});
+    if (const toml::node* dirs = models->get("dirs")) {
+      const auto* array = dirs->as_array();
+      if (!array)
+        throw ConfigError(
+            path, toml_reader::line_of(*dirs), "models.dirs",
+            "must be an array of paths, e.g. dirs = [\"~/models\"]");
+      for (const auto& item : *array) {
+        const auto value = item.value<std::string>();
+        if (!value || value->empty())
+          throw ConfigError(path, toml_reader::line_of(item), "models.dirs",
+                            "every entry must be a non-empty string path");
+        config.model_dirs.push_back(resolve_against(path, *value));
+      }
     }
   }
   return config;

@@ -12,6 +12,9 @@
 ///     working_memory_floor = "3 GiB"
 ///     [calibration]
 ///     dir = "~/.config/mold/calibration"  # overrides of plugins' files
+///     [models]
+///     dirs = ["~/models"]  # where model directories are; relative: from
+///                          # the file's dir (catalog/model_dir.hpp)
 ///
 /// Unknown tables or keys are errors (a typo must not be silently ignored).
 
@@ -39,6 +42,9 @@ class Config {
   /// Where users override plugin data files; defaults to
   /// `$XDG_CONFIG_HOME/mold/calibration` (or `~/.config/mold/calibration`).
   std::filesystem::path calibration_dir;
+  /// `[models] dirs`: where to look for model directories, after
+  /// `--model-dir` and `MOLD_MODELS_DIR` (model_search_dirs()).
+  std::vector<std::filesystem::path> model_dirs;
 
   /// Parses one file. Throws ConfigError naming the file, line and key.
   static Config load_file(const std::filesystem::path& path);
