@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "flux_vae.hpp"
+#include "qwen3_text_encoder.hpp"
 #include "zimage_transformer.hpp"
 
 namespace {
@@ -36,6 +37,7 @@ std::vector<std::string> zimage_hints(const mold::ModelFamily& /*family*/,
 void register_all(mold::Registrar& registrar) {
   mold::FamilyFactories factories;
   factories.vae = zimage::make_flux_vae;
+  factories.text_encoder = zimage::make_qwen3_text_encoder;
   factories.transformer = zimage::make_zimage_transformer;
   mold::register_family_from_data_files(registrar, kFamily, zimage_hints,
                                         std::move(factories));

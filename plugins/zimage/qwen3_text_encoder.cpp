@@ -1,0 +1,367 @@
+#include "qwen3_text_encoder.hpp"
+
+#include <fmt/format.h>
+
+#include <limits>
+#include <mold/base/error.hpp>
+#include <mold/tensor/weight_set.hpp>
+#include <utility>
+
+namespace zimage {
+
+using mold::ConfigError;
+using mold::InvalidArgument;
+using mold::JsonConfig;
+
+namespace {
+
+std::string layer_param(int64_t layer, const char* rest) {
+  return fmt::format("layers.{}.{}", layer, rest);
+}
+
+/// The most negative finite value of `dtype`: what transformers' eager
+/// attention adds to the scores it masks (finfo(dtype).min), so a row with
+/// nothing to attend to stays finite there and here alike.
+double lowest_of(at::ScalarType dtype) {
+  switch (dtype) {
+  case at::kHalf:
+    return double(std::numeric_limits<c10::Half>::lowest());
+  case at::kBFloat16:
+    return double(std::numeric_limits<c10::BFloat16>::lowest());
+  case at::kDouble:
+    return std::numeric_limits<double>::lowest();
+  default:
+    return double(std::numeric_limits<float>::lowest());
+  }
+}
+
+/// (x1, x2) -> (-x2, x1) over the halves of the last dimension: the rotary
+/// convention of transformers' Llama-family models (not interleaved pairs).
+at::Tensor rotate_half(const at::Tensor& x) {
+  const int64_t half = x.size(-1) / 2;
+  return at::cat({x.narrow(-1, half, half).neg(), x.narrow(-1, 0, half)}, -1);
+}
+
+[[noreturn]] void config_fail(const JsonConfig& json, const std::string& key,
+                              const std::string& problem) {
+  const std::string dotted =
+      json.path().empty() ? key : json.path() + "." + key;
+  throw ConfigError(json.origin(), 0, dotted, problem);
+}
+
+int64_t optional_integer(const JsonConfig& json, const char* key,
+                         int64_t fallback, int64_t min) {
+  return json.has_value(key) ? json.integer(key, min) : fallback;
+}
+
+}  // namespace
+
+Qwen3Config Qwen3Config::default_config() {
+  return Qwen3Config{};  // the member defaults are Qwen3-4B's config.json
+}
+
+Qwen3Config Qwen3Config::tiny_config() {
+  Qwen3Config c;
+  c.hidden_size = 32;
+  c.intermediate_size = 64;
+  c.num_hidden_layers = 3;
+  c.num_attention_heads = 4;
+  c.num_key_value_heads = 2;
+  c.head_dim = 8;
+  return c;
+}
+
+Qwen3Config Qwen3Config::from_json(const JsonConfig& json) {
+  if (json.has_value("model_type") && json.string("model_type") != "qwen3")
+    config_fail(json, "model_type",
+                fmt::format("is '{}'; the zimage text encoder is a qwen3 model",
+                            json.string("model_type")));
+  const std::string act = json.string_or("hidden_act", "silu");
+  if (act != "silu")
+    config_fail(json, "hidden_act",
+                fmt::format("is '{}'; only silu (the SwiGLU MLP of Qwen3) is "
+                            "implemented",
+                            act));
+  if (json.boolean_or("use_sliding_window", false))
+    config_fail(json, "use_sliding_window",
+                "is true; sliding-window attention is not implemented");
+  if (json.has_value("layer_types"))
+    for (const std::string& type : json.strings("layer_types"))
+      if (type != "full_attention")
+        config_fail(json, "layer_types",
+                    fmt::format("has '{}'; only full_attention layers are "
+                                "implemented",
+                                type));
+
+  Qwen3Config c;
+  c.vocab_size = json.integer("vocab_size", 1);
+  c.hidden_size = json.integer("hidden_size", 1);
+  c.intermediate_size = json.integer("intermediate_size", 1);
+  c.num_hidden_layers = json.integer("num_hidden_layers", 1);
+  c.num_attention_heads = json.integer("num_attention_heads", 1);
+  c.num_key_value_heads =
+      optional_integer(json, "num_key_value_heads", c.num_attention_heads, 1);
+  c.head_dim = optional_integer(json, "head_dim", 128, 2);
+  c.rms_norm_eps = json.number_or("rms_norm_eps", 1e-6);
+  c.attention_bias = json.boolean_or("attention_bias", false);
+  c.max_position_embeddings =
+      optional_integer(json, "max_position_embeddings", 32768, 1);
+
+  // Rotary: the legacy keys (rope_theta, rope_scaling) or transformers 5's
+  // rope_parameters; only the default (unscaled) rope is implemented.
+  c.rope_theta = json.number_or("rope_theta", 10000.0);
+  for (const char* key : {"rope_scaling", "rope_parameters"}) {
+    if (!json.has_value(key)) continue;
+    const JsonConfig rope = json.object(key);
+    const std::string type = rope.has_value("rope_type")
+                                 ? rope.string("rope_type")
+                                 : rope.string_or("type", "default");
+    if (type != "default")
+      config_fail(json, key,
+                  fmt::format("asks for rope type '{}'; only the default "
+                              "(unscaled) rotary embedding is implemented",
+                              type));
+    if (rope.has_value("rope_theta")) c.rope_theta = rope.number("rope_theta");
+  }
+
+  if (c.num_attention_heads % c.num_key_value_heads != 0)
+    config_fail(json, "num_key_value_heads",
+                fmt::format("is {}, which does not divide num_attention_heads "
+                            "({})",
+                            c.num_key_value_heads, c.num_attention_heads));
+  if (c.head_dim % 2 != 0)
+    config_fail(
+        json, "head_dim",
+        fmt::format("is {}; the rotary embedding needs an even head_dim",
+                    c.head_dim));
+  if (!(c.rms_norm_eps > 0))
+    config_fail(json, "rms_norm_eps",
+                fmt::format("is {}; it must be positive", c.rms_norm_eps));
+  if (!(c.rope_theta > 0))
+    config_fail(json, "rope_theta",
+                fmt::format("is {}; it must be positive", c.rope_theta));
+  return c;
+}
+
+Qwen3TextEncoder::Qwen3TextEncoder(const Qwen3Config& config, std::string arch)
+    : config_(config), arch_(std::move(arch)) {
+  const Qwen3Config& c = config_;
+  const int64_t q_out = c.num_attention_heads * c.head_dim;
+  const int64_t kv_out = c.num_key_value_heads * c.head_dim;
+  add("embed_tokens.weight", {c.vocab_size, c.hidden_size});
+  for (int64_t i = 0; i < c.num_hidden_layers; ++i) {
+    add(layer_param(i, "input_layernorm.weight"), {c.hidden_size});
+    add(layer_param(i, "post_attention_layernorm.weight"), {c.hidden_size});
+    const std::pair<const char*, std::vector<int64_t>> projections[] = {
+        {"self_attn.q_proj", {q_out, c.hidden_size}},
+        {"self_attn.k_proj", {kv_out, c.hidden_size}},
+        {"self_attn.v_proj", {kv_out, c.hidden_size}},
+        {"self_attn.o_proj", {c.hidden_size, q_out}}};
+    for (const auto& [name, shape] : projections) {
+      add(layer_param(i, name) + ".weight", shape);
+      if (c.attention_bias) add(layer_param(i, name) + ".bias", {shape[0]});
+    }
+    add(layer_param(i, "self_attn.q_norm.weight"), {c.head_dim});
+    add(layer_param(i, "self_attn.k_norm.weight"), {c.head_dim});
+    add(layer_param(i, "mlp.gate_proj.weight"),
+        {c.intermediate_size, c.hidden_size});
+    add(layer_param(i, "mlp.up_proj.weight"),
+        {c.intermediate_size, c.hidden_size});
+    add(layer_param(i, "mlp.down_proj.weight"),
+        {c.hidden_size, c.intermediate_size});
+  }
+  add("norm.weight", {c.hidden_size});
+}
+
+std::string Qwen3TextEncoder::describe() const {
+  return "zimage text encoder (Qwen3, " + arch_ + ")";
+}
+
+std::string Qwen3TextEncoder::checkpoint_prefix(
+    const mold::WeightSet& weights) {
+  return weights.contains("model.embed_tokens.weight") ? "model." : "";
+}
+
+void Qwen3TextEncoder::check_inputs(const at::Tensor& ids,
+                                    const at::Tensor& mask) const {
+  if (!ids.defined()) throw InvalidArgument("input_ids is undefined");
+  if (ids.dim() != 2)
+    throw InvalidArgument(
+        fmt::format("input_ids has shape {}; {} expects (batch, tokens)",
+                    c10::str(ids.sizes()), describe()));
+  if (ids.scalar_type() != at::kLong)
+    throw InvalidArgument(fmt::format("input_ids has dtype {}; expected int64",
+                                      c10::toString(ids.scalar_type())));
+  if (ids.numel() == 0)
+    throw InvalidArgument(fmt::format("input_ids has shape {}: no tokens",
+                                      c10::str(ids.sizes())));
+  if (ids.size(1) > config_.max_position_embeddings)
+    throw InvalidArgument(
+        fmt::format("input_ids has {} tokens; {} takes at most {} "
+                    "(max_position_embeddings)",
+                    ids.size(1), describe(), config_.max_position_embeddings));
+  const at::Tensor bad = ((ids < 0) | (ids >= config_.vocab_size)).nonzero();
+  if (bad.size(0) > 0) {
+    const int64_t row = bad[0][0].item<int64_t>();
+    const int64_t col = bad[0][1].item<int64_t>();
+    throw InvalidArgument(fmt::format(
+        "input_ids[{}, {}] is {}, out of the vocabulary of {}: ids are in "
+        "[0, {})",
+        row, col, ids[row][col].item<int64_t>(), describe(),
+        config_.vocab_size));
+  }
+  if (!mask.defined()) throw InvalidArgument("attention_mask is undefined");
+  if (mask.sizes() != ids.sizes())
+    throw InvalidArgument(fmt::format(
+        "attention_mask has shape {}; input_ids has {} and they must match",
+        c10::str(mask.sizes()), c10::str(ids.sizes())));
+  if (!at::isIntegralType(mask.scalar_type(), /*includeBool=*/true))
+    throw InvalidArgument(
+        fmt::format("attention_mask has dtype {}; expected bool or an integer "
+                    "type (nonzero for a real token, 0 for padding)",
+                    c10::toString(mask.scalar_type())));
+}
+
+at::Tensor Qwen3TextEncoder::rms_norm(const at::Tensor& x,
+                                      const std::string& weight) const {
+  // As transformers' Qwen3RMSNorm: statistics in float32, the normalised
+  // value back in the input's dtype, then the scale.
+  const at::Tensor xf = x.to(at::kFloat);
+  const at::Tensor inv =
+      at::rsqrt(xf.pow(2).mean(-1, /*keepdim=*/true) + config_.rms_norm_eps);
+  return p(weight) * (xf * inv).to(x.scalar_type());
+}
+
+at::Tensor Qwen3TextEncoder::linear(const at::Tensor& x,
+                                    const std::string& prefix) const {
+  const std::string bias = prefix + ".bias";
+  return at::linear(x, p(prefix + ".weight"),
+                    has(bias) ? c10::optional<at::Tensor>(p(bias))
+                              : c10::optional<at::Tensor>());
+}
+
+at::Tensor Qwen3TextEncoder::decoder_layer(const at::Tensor& x, int64_t layer,
+                                           const at::Tensor& cos,
+                                           const at::Tensor& sin,
+                                           const at::Tensor& blocked) const {
+  const Qwen3Config& c = config_;
+  const int64_t b = x.size(0), len = x.size(1), heads = c.num_attention_heads,
+                kv_heads = c.num_key_value_heads, d = c.head_dim;
+  const int64_t groups = heads / kv_heads;
+  at::Tensor attended;
+  {
+    const at::Tensor h =
+        rms_norm(x, layer_param(layer, "input_layernorm.weight"));
+    // q_norm / k_norm over each head, then the rotary embedding.
+    at::Tensor q = rms_norm(linear(h, layer_param(layer, "self_attn.q_proj"))
+                                .view({b, len, heads, d}),
+                            layer_param(layer, "self_attn.q_norm.weight"));
+    at::Tensor k = rms_norm(linear(h, layer_param(layer, "self_attn.k_proj"))
+                                .view({b, len, kv_heads, d}),
+                            layer_param(layer, "self_attn.k_norm.weight"));
+    const at::Tensor v = linear(h, layer_param(layer, "self_attn.v_proj"))
+                             .view({b, len, kv_heads, d})
+                             .transpose(1, 2);
+    q = q.transpose(1, 2);
+    k = k.transpose(1, 2);
+    q = q * cos + rotate_half(q) * sin;  // (B, H, L, D)
+    k = k * cos + rotate_half(k) * sin;  // (B, KV, L, D)
+    // Grouped-query attention without repeating K and V: head h uses
+    // key/value head h / groups, so the heads of one group stack as rows.
+    q = q.reshape({b, kv_heads, groups * len, d});
+    at::Tensor scores = at::matmul(q, k.transpose(-1, -2));
+    q.reset();
+    k.reset();
+    scores.mul_(1.0 / std::sqrt(double(d)));
+    scores.view({b, kv_heads, groups, len, len})
+        .masked_fill_(blocked, lowest_of(scores.scalar_type()));
+    // Softmax in float32, as transformers' eager attention.
+    at::Tensor probs =
+        at::softmax(scores, -1, at::kFloat).to(scores.scalar_type());
+    scores.reset();
+    attended = at::matmul(probs, v)
+                   .view({b, heads, len, d})
+                   .transpose(1, 2)
+                   .reshape({b, len, heads * d});
+  }
+  at::Tensor out = x + linear(attended, layer_param(layer, "self_attn.o_proj"));
+  attended.reset();
+  // SwiGLU MLP.
+  const at::Tensor h =
+      rms_norm(out, layer_param(layer, "post_attention_layernorm.weight"));
+  at::Tensor gate = linear(h, layer_param(layer, "mlp.gate_proj"));
+  gate = at::silu_(gate).mul_(linear(h, layer_param(layer, "mlp.up_proj")));
+  return out.add_(linear(gate, layer_param(layer, "mlp.down_proj")));
+}
+
+at::Tensor Qwen3TextEncoder::hidden_state(const at::Tensor& input_ids,
+                                          const at::Tensor& attention_mask,
+                                          int64_t index) const {
+  const int64_t n = config_.num_hidden_layers;
+  if (index < -(n + 1) || index > n)
+    throw InvalidArgument(fmt::format(
+        "hidden state {} does not exist: {} has {} (0 to {}, or -{} to -1)",
+        index, describe(), n + 1, n, n + 1));
+  const int64_t k = index < 0 ? index + n + 1 : index;
+  check_inputs(input_ids, attention_mask);
+  at::NoGradGuard no_grad;
+  const at::Tensor& embed = p("embed_tokens.weight");
+  const c10::Device device = embed.device();
+  const at::ScalarType dtype = embed.scalar_type();
+  const int64_t b = input_ids.size(0), len = input_ids.size(1);
+
+  at::Tensor x = at::embedding(embed, input_ids.to(device));
+  if (k == 0) return x;
+
+  // Rotary tables in float32 (positions 0..L-1 whatever the padding, as
+  // transformers), then in the parameters' dtype.
+  const auto f32 = at::TensorOptions().dtype(at::kFloat).device(device);
+  const at::Tensor exponents =
+      at::arange(0, config_.head_dim, 2, at::TensorOptions().dtype(at::kLong))
+          .to(f32) /
+      double(config_.head_dim);
+  const at::Tensor inv_freq =
+      at::reciprocal(at::pow(config_.rope_theta, exponents));
+  const at::Tensor freqs = at::outer(at::arange(len, f32), inv_freq);
+  const at::Tensor angles = at::cat({freqs, freqs}, -1);  // (L, D)
+  const at::Tensor cos = angles.cos().to(dtype);
+  const at::Tensor sin = angles.sin().to(dtype);
+
+  // What no query may attend to: later tokens and padding. (B, 1, 1, L, L)
+  // against scores viewed as (B, KV, groups, L, L).
+  const at::Tensor future =
+      at::ones({len, len}, at::TensorOptions().dtype(at::kBool).device(device))
+          .triu(1);
+  const at::Tensor padding = attention_mask.to(device).eq(0);
+  const at::Tensor blocked =
+      future.view({1, 1, 1, len, len}) | padding.view({b, 1, 1, 1, len});
+
+  for (int64_t layer = 0; layer < std::min(k, n); ++layer)
+    x = decoder_layer(x, layer, cos, sin, blocked);
+  if (k == n) x = rms_norm(x, "norm.weight");
+  return x;
+}
+
+at::Tensor Qwen3TextEncoder::encode(const at::Tensor& input_ids,
+                                    const at::Tensor& attention_mask) const {
+  return hidden_state(input_ids, attention_mask, -2);
+}
+
+std::unique_ptr<mold::TextEncoder> make_qwen3_text_encoder(
+    const mold::ArchSpec& arch) {
+  if (arch.name == "default")
+    return std::make_unique<Qwen3TextEncoder>(Qwen3Config::default_config(),
+                                              arch.describe());
+  if (arch.name == "tiny")
+    return std::make_unique<Qwen3TextEncoder>(Qwen3Config::tiny_config(),
+                                              arch.describe());
+  if (arch.name == "config")
+    return std::make_unique<Qwen3TextEncoder>(
+        Qwen3Config::from_json(JsonConfig::read(arch.config)), arch.describe());
+  throw InvalidArgument(fmt::format(
+      "the zimage text encoder has architectures 'default', 'tiny' and "
+      "'config' (a transformers config.json), not '{}'",
+      arch.name));
+}
+
+}  // namespace zimage
