@@ -8,6 +8,7 @@ packages=(
   libtorch-dev
   libboost-dev libboost-program-options-dev libboost-filesystem-dev
   libfmt-dev libtomlplusplus-dev nlohmann-json3-dev catch2
+  libpcre2-dev libicu-dev xz-utils
   libpng-dev
   clang libclang-rt-14-dev
 )

@@ -27,7 +27,8 @@ std::string bad_dir(const std::string& name) {
 
 /// molddiag's commands, in the order of its command table.
 const std::vector<std::string> kCommands = {"plugins", "estimate", "classify",
-                                            "vae",     "tiling",   "calibrate"};
+                                            "vae",     "tiling",   "calibrate",
+                                            "tokenize"};
 
 /// The usage hint that follows a usage error of `command`.
 std::string help_hint(const std::string& command) {
@@ -238,6 +239,7 @@ TEST_CASE("molddiag <command> --help lists the command's own options",
       {"calibrate",
        {"--family", "--op", "--sizes", "--arch", "--headroom", "--write",
         "--json"}},
+      {"tokenize", {"--family", "--tokenizer", "--chat", "--json", "--text"}},
   };
   const std::vector<std::string> every_command = {"--plugin-dir", "--config",
                                                   "--cpu-memory-limit"};

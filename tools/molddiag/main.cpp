@@ -29,6 +29,8 @@ int main(int argc, char** argv) {
       {"calibrate",
        "measure a VAE's working memory on the cpu backend; write the constants",
        molddiag::calibrate_command},
+      {"tokenize", "the token ids of a text, with a family's tokenizer files",
+       molddiag::tokenize_command},
   };
   return mold::tools::run_command_table(
       molddiag::kProgram, commands, argc, argv,

@@ -21,5 +21,6 @@ int classify_command(const std::vector<std::string>& args);
 int vae_command(const std::vector<std::string>& args);
 int tiling_command(const std::vector<std::string>& args);
 int calibrate_command(const std::vector<std::string>& args);
+int tokenize_command(const std::vector<std::string>& args);
 
 }  // namespace molddiag

@@ -1,0 +1,147 @@
+// molddiag tokenize: the token ids of a text with a family's tokenizer.
+
+#include <fmt/format.h>
+#include <fmt/ranges.h>
+
+#include <iostream>
+#include <iterator>
+#include <mold/base/error.hpp>
+#include <mold/model/chat_template.hpp>
+#include <mold/model/tokenizer.hpp>
+#include <mold/plugin/registry.hpp>
+#include <nlohmann/json.hpp>
+
+#include "commands.hpp"
+#include "common/exit_codes.hpp"
+#include "common/host.hpp"
+#include "common/json_output.hpp"
+#include "common/options.hpp"
+
+namespace po = boost::program_options;
+namespace tools = mold::tools;
+
+namespace molddiag {
+
+namespace {
+
+/// The family whose pipeline wraps a prompt in Qwen3's chat template.
+constexpr const char* kChatFamily = "zimage";
+
+struct TokenizeRequest {
+  tools::HostOptions host;
+  std::string family;
+  std::string tokenizer_dir;
+  std::string text;
+  bool chat = false;
+  bool json = false;
+};
+
+struct TokenizeResult {
+  std::vector<std::int32_t> ids;
+  std::vector<std::string> tokens;
+};
+
+/// Reads the text from `input` when it is "-".
+tools::Parsed<TokenizeRequest> parse(const std::vector<std::string>& args,
+                                     std::istream& input) {
+  tools::Parsed<TokenizeRequest> parsed;
+  TokenizeRequest& r = parsed.request;
+  po::options_description options(
+      "molddiag tokenize --family F --tokenizer DIR [options] TEXT\n\n"
+      "Prints the token ids of TEXT (standard input when TEXT is '-') as the "
+      "family's\n"
+      "text encoder sees them. DIR is a diffusers tokenizer/ folder "
+      "(tokenizer.json and\n"
+      "tokenizer_config.json); finding it in a model directory from the family "
+      "is not\n"
+      "built yet. With --chat the text is first wrapped in the family's chat "
+      "template\n"
+      "(zimage: Qwen3's, as Z-Image's pipeline does).\n"
+      "Exit: 0 tokenized; 1 no such family or a bad tokenizer file; 2 usage "
+      "error\n"
+      "(also text that is not UTF-8).\n\n"
+      "options");
+  options.add_options()("help,h", "this help")(
+      "family", po::value(&r.family)->required(),
+      "model family: zimage, qwen_image, ...")(
+      "tokenizer", po::value(&r.tokenizer_dir),
+      "the tokenizer/ folder (required for now)")(
+      "chat", po::bool_switch(&r.chat),
+      "wrap TEXT in the family's chat template first")(
+      "json", po::bool_switch(&r.json),
+      "print JSON (fields in docs/molddiag.md)")(
+      "text", po::value(&r.text)->required(), "the text ('-': stdin)");
+  tools::add_host_options(options, r.host);
+  po::positional_options_description positional;
+  positional.add("text", 1);
+  // Before parsing: the required options would fail it.
+  if (tools::wants_help(args)) {
+    parsed.help = tools::help_text(options);
+    return parsed;
+  }
+  tools::parse_args(args, options, &positional);
+  if (r.tokenizer_dir.empty())
+    throw tools::UsageError(
+        "--tokenizer DIR is required for now: give the tokenizer/ folder of a "
+        "diffusers checkpoint (tokenizer.json and tokenizer_config.json); "
+        "finding it in a model directory from --family is not built yet");
+  if (r.text == "-")
+    r.text.assign(std::istreambuf_iterator<char>(input),
+                  std::istreambuf_iterator<char>());
+  return parsed;
+}
+
+void require_family(const mold::Registry& registry, const std::string& family) {
+  if (registry.family(family)) return;
+  std::string names;
+  for (const auto* each : registry.families())
+    names += (names.empty() ? "" : ", ") + each->name;
+  throw mold::NotFound(
+      fmt::format("no family '{}' is registered; registered: {}", family,
+                  names.empty() ? "(none)" : names));
+}
+
+TokenizeResult run(const tools::Host& host, const TokenizeRequest& request) {
+  require_family(*host.registry, request.family);
+  if (request.chat && request.family != kChatFamily)
+    throw tools::UsageError(fmt::format(
+        "--chat: mold has no chat template for family '{}' yet ({} has "
+        "Qwen3's)",
+        request.family, kChatFamily));
+  const mold::BpeTokenizer tokenizer =
+      mold::BpeTokenizer::load(request.tokenizer_dir);
+  TokenizeResult result;
+  result.ids = tokenizer.encode(
+      request.chat ? mold::qwen3_chat_prompt(request.text) : request.text);
+  result.tokens.reserve(result.ids.size());
+  for (const std::int32_t id : result.ids)
+    result.tokens.push_back(tokenizer.id_to_token(id).value_or(""));
+  return result;
+}
+
+void print(const TokenizeRequest& request, const TokenizeResult& result) {
+  if (request.json) {
+    tools::print_json(std::cout, {{"ids", result.ids},
+                                  {"tokens", result.tokens},
+                                  {"count", result.ids.size()}});
+    return;
+  }
+  std::cout << fmt::format("{}\n", fmt::join(result.ids, " "));
+}
+
+}  // namespace
+
+int tokenize_command(const std::vector<std::string>& args) {
+  const auto parsed = parse(args, std::cin);
+  if (parsed.help) {
+    std::cout << *parsed.help;
+    return tools::kOk;
+  }
+  const TokenizeRequest& request = parsed.request;
+  const tools::Host host = tools::open_host(request.host);
+  tools::warn_load_errors(*host.registry, kPluginsCommand);
+  print(request, run(host, request));
+  return tools::kOk;
+}
+
+}  // namespace molddiag
