@@ -1,13 +1,13 @@
 #!/usr/bin/env bash
-# The main job on the built-in default (cpu backend, tiny models): builds mold, lists its
-# plugins, estimates a Qwen-Image VAE decode, and decodes a seeded latent with the tiny
-# Qwen-Image VAE whole, with bounded convolutions and in tiles, measuring each.
+# The main job on the built-in default (cpu backend, tiny model): builds mold, prints the
+# plan of a tiny Z-Image generation (each phase's estimate, what is resident, what is
+# free), then makes the image: text encoder, denoiser steps and VAE decode through the
+# model cache, with seeded weights (labelled so in the progress and the PNG). The image
+# lands in out/ (or the directory given as the first argument).
 set -euo pipefail
 cd "$(dirname "$0")/.."
+out="${1:-out}"
 ./scripts/build.sh >/dev/null
-./build/bin/molddiag plugins
+./build/bin/mold run z-image-turbo "a red fox in the snow" --tiny --plan
 echo
-./build/bin/molddiag estimate --family qwen_image --op vae_decode --backend cpu \
-  --width 512 --height 512 --dtype float32
-echo
-./build/bin/molddiag tiling --family qwen_image --arch tiny --size 256
+./build/bin/mold run z-image-turbo "a red fox in the snow" --tiny --output "$out"

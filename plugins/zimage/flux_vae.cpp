@@ -180,8 +180,7 @@ class FluxVae final : public Vae {
 
 }  // namespace
 
-std::unique_ptr<Vae> make_flux_vae(const std::string& arch,
-                                   std::uint64_t seed) {
+std::unique_ptr<Vae> declare_flux_vae(const std::string& arch) {
   std::unique_ptr<Vae> vae;
   if (arch == "default")
     vae = std::make_unique<FluxVae>(
@@ -193,6 +192,12 @@ std::unique_ptr<Vae> make_flux_vae(const std::string& arch,
     throw InvalidArgument(
         "the zimage VAE has architectures 'default' and 'tiny', not '" + arch +
         "'");
+  return vae;
+}
+
+std::unique_ptr<Vae> make_flux_vae(const std::string& arch,
+                                   std::uint64_t seed) {
+  std::unique_ptr<Vae> vae = declare_flux_vae(arch);
   vae->init_from_seed(seed);
   return vae;
 }

@@ -74,6 +74,9 @@ class Qwen3TextEncoder final : public mold::TextEncoder {
   /// Qwen3ForCausalLM checkpoint (the published Z-Image text_encoder/), ""
   /// for a Qwen3Model one (decided by where `embed_tokens.weight` is).
   static std::string checkpoint_prefix(const mold::WeightSet& weights);
+  std::string stored_prefix(const mold::WeightSet& weights) const override {
+    return checkpoint_prefix(weights);
+  }
 
  private:
   void check_inputs(const at::Tensor& input_ids,

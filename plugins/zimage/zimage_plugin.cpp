@@ -12,6 +12,8 @@
 
 #include "flux_vae.hpp"
 #include "qwen3_text_encoder.hpp"
+#include "zimage_estimators.hpp"
+#include "zimage_pipeline.hpp"
 #include "zimage_transformer.hpp"
 
 namespace {
@@ -39,8 +41,16 @@ void register_all(mold::Registrar& registrar) {
   factories.vae = zimage::make_flux_vae;
   factories.text_encoder = zimage::make_qwen3_text_encoder;
   factories.transformer = zimage::make_zimage_transformer;
+  zimage::PipelineFactories parts{zimage::declare_flux_vae,
+                                  factories.text_encoder, factories.transformer,
+                                  registrar.data_file("tokenizer.json"),
+                                  registrar.data_file("tokenizer_config.json")};
+  factories.pipeline = [parts](const mold::PipelineOptions& options) {
+    return zimage::make_zimage_pipeline(parts, options);
+  };
   mold::register_family_from_data_files(registrar, kFamily, zimage_hints,
                                         std::move(factories));
+  zimage::register_transformer_estimators(registrar);
 }
 
 }  // namespace

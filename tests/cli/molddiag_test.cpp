@@ -26,9 +26,9 @@ std::string bad_dir(const std::string& name) {
 }
 
 /// molddiag's commands, in the order of its command table.
-const std::vector<std::string> kCommands = {"plugins", "estimate", "classify",
-                                            "vae",     "tiling",   "calibrate",
-                                            "tokenize"};
+const std::vector<std::string> kCommands = {
+    "plugins", "estimate",  "classify",      "vae",
+    "tiling",  "calibrate", "run-component", "tokenize"};
 
 /// The usage hint that follows a usage error of `command`.
 std::string help_hint(const std::string& command) {
@@ -239,6 +239,9 @@ TEST_CASE("molddiag <command> --help lists the command's own options",
       {"calibrate",
        {"--family", "--op", "--sizes", "--arch", "--headroom", "--write",
         "--json"}},
+      {"run-component",
+       {"--family", "--component", "--arch", "--weights", "--input", "--output",
+        "--dtype", "--seed", "--json", "--verbose"}},
       {"tokenize", {"--family", "--tokenizer", "--chat", "--json", "--text"}},
   };
   const std::vector<std::string> every_command = {"--plugin-dir", "--config",

@@ -110,7 +110,10 @@ std::map<std::string, std::string> isolated_env(const TempDir& home) {
   return {{"HOME", home.path()},
           {"XDG_CONFIG_HOME", home.path() + "/config"},
           {"XDG_CACHE_HOME", home.path() + "/cache"},
+          {"XDG_DATA_HOME", home.path() + "/data"},
           {"MOLD_CONFIG", kUnset},
+          {"MOLD_MODELS_DIR", kUnset},
+          {"MOLD_HOST", kUnset},
           {"MOLD_PLUGIN_PATH", kUnset}};
 }
 
@@ -121,6 +124,14 @@ ProcessResult run_molddiag(
   auto env = isolated_env(home);
   for (const auto& [key, value] : extra_env) env[key] = value;
   return run_process(MOLD_TEST_MOLDDIAG, args, env);
+}
+
+ProcessResult run_mold(const std::vector<std::string>& args,
+                       const std::map<std::string, std::string>& extra_env) {
+  static TempDir home;
+  auto env = isolated_env(home);
+  for (const auto& [key, value] : extra_env) env[key] = value;
+  return run_process(MOLD_TEST_MOLD, args, env);
 }
 
 }  // namespace mold::test

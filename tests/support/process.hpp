@@ -50,4 +50,9 @@ ProcessResult run_molddiag(
     const std::vector<std::string>& args,
     const std::map<std::string, std::string>& extra_env = {});
 
+/// Runs the real mold CLI likewise.
+ProcessResult run_mold(
+    const std::vector<std::string>& args,
+    const std::map<std::string, std::string>& extra_env = {});
+
 }  // namespace mold::test

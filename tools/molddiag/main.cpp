@@ -29,6 +29,10 @@ int main(int argc, char** argv) {
       {"calibrate",
        "measure a VAE's working memory on the cpu backend; write the constants",
        molddiag::calibrate_command},
+      {"run-component",
+       "run one component (text encoder, transformer, VAE) on tensors from a "
+       "safetensors file",
+       molddiag::run_component_command},
       {"tokenize", "the token ids of a text, with a family's tokenizer files",
        molddiag::tokenize_command},
   };

@@ -255,6 +255,9 @@ std::vector<CacheEntryState> ModelCache::entries() const {
 
 const CacheOptions& ModelCache::options() const { return state_->options; }
 Backend& ModelCache::backend() const { return *state_->backend; }
+const std::shared_ptr<Backend>& ModelCache::shared_backend() const {
+  return state_->backend;
+}
 Bytes ModelCache::available() const { return state_->available(); }
 
 ModelCache::Lease::Lease(Lease&& other) noexcept

@@ -138,6 +138,7 @@ void register_family_from_data_files(Registrar& registrar,
   family.make_vae = std::move(factories.vae);
   family.make_text_encoder = std::move(factories.text_encoder);
   family.make_transformer = std::move(factories.transformer);
+  family.make_pipeline = std::move(factories.pipeline);
   registrar.add_family(std::move(family));
   CalibrationFile::load_for(registrar).register_estimators(registrar,
                                                            family_name);

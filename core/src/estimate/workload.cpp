@@ -41,6 +41,8 @@ std::string Workload::describe() const {
                                  backend, height, width, dtype, batch);
   if (frames != 1) text += fmt::format(", {} frames", frames);
   if (tile > 0) text += fmt::format(", tile {} latent", tile);
+  if (tokens > 0) text += fmt::format(", {} tokens", tokens);
+  if (arch != "default") text += fmt::format(", arch {}", arch);
   return text;
 }
 
@@ -68,6 +70,9 @@ void Workload::validate() const {
         "workload tile is {}: use 0 (whole image) or a latent size from 1 to "
         "{}",
         tile, kMaxTile));
+  if (tokens < 0 || tokens > kMaxTokens)
+    throw InvalidArgument(fmt::format(
+        "workload tokens is {}: it must be from 0 to {}", tokens, kMaxTokens));
   dtype_size(dtype);
 }
 

@@ -119,12 +119,13 @@ at::Tensor Module::seeded_value(const std::string& name,
   if (ends_with(name, ".bias") && name.find("norm") != std::string::npos)
     return at::zeros(shape, at::kFloat);  // norm shifts
   if (ends_with(name, ".bias"))
-    return at::randn(shape, generator, at::kFloat) * 0.02;
+    return at::randn(shape, generator, at::kFloat).mul_(0.02);
   int64_t numel = 1;
   for (int64_t s : shape) numel *= s;
   const int64_t fan_in = shape.empty() || shape[0] == 0 ? 1 : numel / shape[0];
-  return at::randn(shape, generator, at::kFloat) /
-         std::sqrt(double(std::max<int64_t>(fan_in, 1)));
+  // In place: a seeded model never needs two copies of its largest tensor.
+  return at::randn(shape, generator, at::kFloat)
+      .div_(std::sqrt(double(std::max<int64_t>(fan_in, 1))));
 }
 
 void Module::init_from_seed(std::uint64_t seed, const c10::Device& device,

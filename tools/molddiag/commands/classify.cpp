@@ -19,7 +19,7 @@
 #include "common/host.hpp"
 #include "common/json_output.hpp"
 #include "common/options.hpp"
-#include "oom_output.hpp"
+#include "common/readable_error.hpp"
 
 namespace po = boost::program_options;
 namespace tools = mold::tools;
@@ -203,7 +203,7 @@ void print_text(const ClassifyResult& result) {
     std::cout << "not an out-of-memory error\n";
     return;
   }
-  std::cout << oom_text(*result.report, result.hints) << "\n";
+  std::cout << mold::tools::oom_text(*result.report, result.hints) << "\n";
 }
 
 void print(const ClassifyRequest& request, const ClassifyResult& result) {

@@ -7,7 +7,13 @@
 #include <string>
 #include <vector>
 
+namespace mold::tools {
+struct FailureContext;
+}
+
 namespace molddiag {
+
+using mold::tools::FailureContext;
 
 /// Program name as the user types it, for messages that name a command.
 inline constexpr const char* kProgram = "molddiag";
@@ -22,5 +28,6 @@ int vae_command(const std::vector<std::string>& args);
 int tiling_command(const std::vector<std::string>& args);
 int calibrate_command(const std::vector<std::string>& args);
 int tokenize_command(const std::vector<std::string>& args);
+int run_component_command(const std::vector<std::string>& args);
 
 }  // namespace molddiag

@@ -25,8 +25,8 @@
 #include "common/host.hpp"
 #include "common/json_output.hpp"
 #include "common/options.hpp"
+#include "common/readable_error.hpp"
 #include "family_vae.hpp"
-#include "oom_output.hpp"
 
 namespace po = boost::program_options;
 namespace tools = mold::tools;

@@ -120,6 +120,7 @@ class ModelCache {
   std::vector<CacheEntryState> entries() const;
   const CacheOptions& options() const;
   Backend& backend() const;
+  const std::shared_ptr<Backend>& shared_backend() const;
   /// Free device memory plus what empty_cache() would return.
   Bytes available() const;
 

@@ -46,6 +46,7 @@ struct FamilyFactories {
   VaeFactory vae;
   TextEncoderFactory text_encoder;
   DenoiserFactory transformer;
+  PipelineFactory pipeline;
 };
 
 void register_family_from_data_files(Registrar& registrar,

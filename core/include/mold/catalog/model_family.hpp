@@ -18,6 +18,7 @@ namespace mold {
 class Vae;          // mold/model/vae.hpp
 class TextEncoder;  // mold/model/text_encoder.hpp
 class Denoiser;     // mold/model/transformer.hpp
+class Pipeline;     // mold/runtime/pipeline.hpp
 
 /// Which architecture a factory builds: a built-in ("default": the published
 /// model; "tiny": small, for tests and CPU runs) or one described by a
@@ -45,6 +46,28 @@ using TextEncoderFactory =
     std::function<std::unique_ptr<TextEncoder>(const ArchSpec& arch)>;
 using DenoiserFactory =
     std::function<std::unique_ptr<Denoiser>(const ArchSpec& arch)>;
+
+/// What a family needs to build the pipeline of one model.
+struct PipelineOptions {
+  std::string model;    ///< "z-image-turbo"
+  std::string variant;  ///< "bf16"
+  /// A diffusers-format model directory; none: seeded weights at `arch`.
+  std::optional<std::filesystem::path> model_dir;
+  /// The architecture when there is no directory ("tiny" or "default").
+  ArchSpec arch;
+  /// "float32", "float16" or "bfloat16": the weights' and activations'
+  /// dtype.
+  std::string dtype = "bfloat16";
+  /// The backend it runs on ("cpu", "cuda"): the estimators' key.
+  std::string backend = "cpu";
+  /// The seed of seeded weights (each component derives its own from it).
+  std::uint64_t weights_seed = 0;
+};
+
+/// Builds a model's pipeline. Throws NotFound for a model the family does not
+/// have, ConfigError for a bad model directory.
+using PipelineFactory =
+    std::function<std::unique_ptr<Pipeline>(const PipelineOptions& options)>;
 
 /// One loadable part of a model: "transformer", "text_encoder", "vae".
 struct ComponentSize {
@@ -82,6 +105,8 @@ struct ModelFamily {
   /// Its text encoder and its denoiser (empty when it has none).
   TextEncoderFactory make_text_encoder;
   DenoiserFactory make_transformer;
+  /// Its text-to-image pipeline (empty when this build has none).
+  PipelineFactory make_pipeline;
 
   const ModelInfo* model(const std::string& name) const;
   /// Finds "qwen-image-edit-2511:q4" or "qwen-image-edit-2511" (default

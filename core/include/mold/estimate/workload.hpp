@@ -26,6 +26,7 @@ inline constexpr int kMaxImageSide = 65536;  ///< width, height (pixels)
 inline constexpr int kMaxBatch = 1024;       ///< images at once
 inline constexpr int kMaxFrames = 4096;      ///< frames (video VAEs)
 inline constexpr int kMaxTile = 65536;       ///< tile edge (latent units)
+inline constexpr int kMaxTokens = 1 << 20;   ///< text tokens
 
 struct Workload {
   std::string family;  ///< "qwen_image"
@@ -39,6 +40,12 @@ struct Workload {
   int width = 0;
   int frames = 1;
   int tile = 0;
+  /// Text tokens: the text encoder's sequence length (text_encode), the
+  /// caption tokens the denoiser attends to (denoise); 0 when not relevant.
+  int tokens = 0;
+  /// The architecture: "default" (the published model) or another built-in
+  /// ("tiny"); estimators that know only the published one may refuse others.
+  std::string arch = "default";
 
   /// "qwen_image vae_decode on cuda, 832x1248 float16, batch 1"
   std::string describe() const;

@@ -85,6 +85,13 @@ class Module {
   /// On failure the parameters are left as they were.
   LoadReport load(const WeightSet& weights, const c10::Device& device,
                   at::ScalarType dtype, const LoadOptions& options = {});
+  /// The prefix the published checkpoints put before this model's names
+  /// ("model." for a transformers *ForCausalLM checkpoint of a base model),
+  /// judged from `weights`; "" by default. Loaders that are given no
+  /// LoadOptions::prefix use it.
+  virtual std::string stored_prefix(const WeightSet& /*weights*/) const {
+    return {};
+  }
 
  protected:
   Module() = default;

@@ -1,4 +1,4 @@
-#include "oom_output.hpp"
+#include "readable_error.hpp"
 
 #include <c10/util/Exception.h>
 #include <fmt/format.h>
@@ -11,7 +11,7 @@
 #include <mold/plugin/registry.hpp>
 #include <new>
 
-namespace molddiag {
+namespace mold::tools {
 
 namespace {
 
@@ -97,4 +97,4 @@ void rethrow_readable(const FailureContext& context) {
   }
 }
 
-}  // namespace molddiag
+}  // namespace mold::tools

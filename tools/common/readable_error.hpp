@@ -1,9 +1,9 @@
 #pragma once
-/// How the tensor commands (vae, tiling, calibrate) report what libtorch
-/// throws: an out-of-memory error the registry recognises is printed as
-/// `molddiag classify` prints one (the label, the numbers, the message, then
-/// the hints), any other libtorch error without its C++ backtrace. The header
-/// is torch-free; the implementation catches c10::Error.
+/// How the tools' tensor commands (molddiag vae, tiling, calibrate; mold run)
+/// report what libtorch throws: an out-of-memory error the registry recognises
+/// is printed as `molddiag classify` prints one (the label, the numbers, the
+/// message, then the hints), any other libtorch error without its C++
+/// backtrace. The header is torch-free; the implementation catches c10::Error.
 
 #include <mold/estimate/workload.hpp>
 #include <mold/oom/oom.hpp>
@@ -13,9 +13,9 @@
 
 namespace mold {
 class Registry;
-}
+}  // namespace mold
 
-namespace molddiag {
+namespace mold::tools {
 
 /// The lines `molddiag classify` prints for an out-of-memory error: the label,
 /// the numbers the report has, the message, and "Try:" with one hint a line
@@ -48,4 +48,4 @@ struct FailureContext {
 /// is.
 [[noreturn]] void rethrow_readable(const FailureContext& context);
 
-}  // namespace molddiag
+}  // namespace mold::tools

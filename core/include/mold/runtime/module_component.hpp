@@ -1,0 +1,66 @@
+#pragma once
+/// A model component (a Module: text encoder, transformer, VAE) as the model
+/// cache sees it: its weights come from a checkpoint or from a seed, and go
+/// onto the backend's device in the dtype asked for.
+
+#include <ATen/ATen.h>
+
+#include <cstdint>
+#include <filesystem>
+#include <functional>
+#include <memory>
+#include <optional>
+#include <string>
+
+#include "mold/cache/cache.hpp"
+#include "mold/model/module.hpp"
+
+namespace mold {
+
+/// Where a component's weights come from.
+struct WeightSource {
+  /// A checkpoint (file, index or folder: WeightSet::open); none: seeded.
+  std::optional<std::filesystem::path> checkpoint;
+  std::uint64_t seed = 0;  ///< when seeded
+  LoadOptions options;
+
+  bool seeded() const { return !checkpoint.has_value(); }
+  /// "seeded weights (seed 7)" or the checkpoint's path.
+  std::string describe() const;
+};
+
+class ModuleComponent final : public CachedComponent {
+ public:
+  /// `warn` receives load warnings (unexpected checkpoint tensors).
+  ModuleComponent(std::string name, std::unique_ptr<Module> module,
+                  WeightSource source, at::ScalarType dtype,
+                  std::function<void(const std::string&)> warn = {});
+
+  const std::string& name() const override { return name_; }
+  /// Exact: the parameters' count times the dtype's size.
+  Bytes device_bytes() const override;
+  Residency residency() const override { return residency_; }
+  /// From the parked host copy, or else from the checkpoint or the seed.
+  void load(Backend& backend) override;
+  /// Off a GPU the weights move to host memory; on the cpu backend (device
+  /// and host are one memory) they are dropped and rebuilt from their source
+  /// on the next load. Either way no device byte stays.
+  void park() override;
+  void unload() override;
+
+  Module& module() { return *module_; }
+  const Module& module() const { return *module_; }
+  const WeightSource& source() const { return source_; }
+  at::ScalarType dtype() const { return dtype_; }
+
+ private:
+  std::string name_;
+  std::unique_ptr<Module> module_;
+  WeightSource source_;
+  at::ScalarType dtype_;
+  std::function<void(const std::string&)> warn_;
+  Residency residency_ = Residency::unloaded;
+  bool host_copy_ = false;  // parked weights are in host memory
+};
+
+}  // namespace mold

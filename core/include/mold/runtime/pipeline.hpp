@@ -1,0 +1,143 @@
+#pragma once
+/// A text-to-image pipeline: named phases (text_encode -> denoise ->
+/// vae_decode), each run through the model cache with its estimate. Families
+/// implement Pipeline; the Runner drives it image by image.
+
+#include <ATen/ATen.h>
+
+#include <chrono>
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "mold/cache/cache.hpp"
+#include "mold/estimate/workload.hpp"
+#include "mold/runtime/observer.hpp"
+
+namespace mold {
+
+class Registry;
+
+/// What to make. Sizes in pixels.
+struct GenerateRequest {
+  std::string prompt;
+  std::string negative_prompt;
+  int width = 0;                   ///< 0: the model's default
+  int height = 0;                  ///< 0: the model's default
+  int steps = 0;                   ///< 0: the model's default
+  std::optional<double> guidance;  ///< none: the model's default
+  std::uint64_t seed = 0;          ///< image i of a batch uses seed + i
+  int batch = 1;
+};
+
+/// One phase of one image as planned: what runs, on which component, with
+/// which workload (the estimate's key and sizes).
+struct PlannedPhase {
+  std::string phase;      ///< ops::kTextEncode, ...
+  std::string component;  ///< "text_encoder", "transformer", "vae"
+  Workload workload;
+  int steps = 0;  ///< denoise: the number of steps
+  /// The pipeline's own estimate, used instead of the registered estimators
+  /// (which describe the published architectures) for other architectures.
+  std::optional<Estimate> estimate;
+};
+
+class PhaseScope;
+class RunContext;
+
+/// One image as a pipeline makes it.
+struct GeneratedImage {
+  at::Tensor rgb;  ///< (3, H, W) uint8 RGB on the host
+  /// The tensors behind it, on the host, for checks against reference code:
+  /// "latents" (the final latents, float32, the denoiser's space) and
+  /// "image" (the decoded image in [-1, 1], before rounding to uint8).
+  std::vector<std::pair<std::string, at::Tensor>> tensors;
+};
+
+class Pipeline {
+ public:
+  virtual ~Pipeline() = default;
+
+  virtual std::string family() const = 0;
+  virtual std::string model() const = 0;
+  virtual std::string variant() const = 0;
+  /// Whether the weights are seeded (no checkpoint): every output says so.
+  virtual bool seeded_weights() const = 0;
+  /// "tiny", "default", or the model directory.
+  virtual std::string describe_weights() const = 0;
+  /// Its components, for the cache (the Runner adds them).
+  virtual std::vector<std::shared_ptr<CachedComponent>> components() const = 0;
+
+  /// The request with the model's defaults filled in (size, steps,
+  /// guidance); throws InvalidArgument naming the flag and the value for
+  /// what the model cannot make (a size that is not a multiple of 16, ...).
+  virtual GenerateRequest resolve(const GenerateRequest& request) const = 0;
+  /// The phases of one image, in order (resolved request).
+  virtual std::vector<PlannedPhase> plan(
+      const GenerateRequest& request) const = 0;
+  /// Makes one image with `seed`. Runs every phase through `context`.
+  virtual GeneratedImage generate(const GenerateRequest& request,
+                                  std::uint64_t seed, RunContext& context) = 0;
+};
+
+/// What a phase body sees: its component (locked on the device while the
+/// phase runs) and a way to report steps.
+class PhaseScope {
+ public:
+  CachedComponent* component() const { return component_; }
+  template <class T> T& component_as() const {
+    return dynamic_cast<T&>(*component_);
+  }
+  /// Reports step `step` (1-based) of `steps` as done.
+  void step(int step, int steps);
+  /// A line of detail for the done event (e.g. the VAE's recovery rung).
+  void set_detail(std::string detail) { detail_ = std::move(detail); }
+
+ private:
+  friend class RunContext;
+  PhaseScope(RunContext& context, const PhaseEvent& start,
+             CachedComponent* component);
+  double seconds() const;
+  RunContext& context_;
+  const PhaseEvent& start_;
+  CachedComponent* component_;
+  std::chrono::steady_clock::time_point started_;
+  std::string detail_;
+};
+
+/// Runs phases of one image: estimate -> make room in the cache and lock the
+/// component -> run -> check the device -> events with memory before and
+/// after, the peak during, and the cache's residency.
+class RunContext {
+ public:
+  RunContext(ModelCache& cache, const Registry& registry,
+             std::vector<RunObserver*> observers);
+
+  void begin_image(int image, int images);
+  int image() const { return image_; }
+  int images() const { return images_; }
+
+  /// Runs `body` as `phase`. A failure emits a failed event and propagates.
+  void run_phase(const PlannedPhase& phase,
+                 const std::function<void(PhaseScope&)>& body);
+  /// The estimate for `workload` (registered estimators); an estimate of 0
+  /// bytes with source "no estimator" when none is registered.
+  Estimate estimate(const Workload& workload) const;
+
+  ModelCache& cache() { return cache_; }
+  Backend& backend() { return cache_.backend(); }
+  const Registry& registry() const { return registry_; }
+  void emit(const PhaseEvent& event);
+
+ private:
+  ModelCache& cache_;
+  const Registry& registry_;
+  std::vector<RunObserver*> observers_;
+  int image_ = 0;
+  int images_ = 1;
+};
+
+}  // namespace mold

@@ -1,0 +1,41 @@
+#pragma once
+/// Drives a pipeline over a batch: image i of N uses seed + i, every phase
+/// through the model cache, observers told of each phase and image.
+
+#include <ATen/ATen.h>
+
+#include <functional>
+#include <vector>
+
+#include "mold/runtime/pipeline.hpp"
+
+namespace mold {
+
+/// Receives each image as it is made. The sink may fill in record.path (where
+/// it wrote the image) before observers see the record.
+using ImageSink =
+    std::function<void(ImageRecord& record, const GeneratedImage& image)>;
+
+class Runner {
+ public:
+  /// Adds the pipeline's components to `cache` (the pipeline and the cache
+  /// must outlive the runner).
+  Runner(Pipeline& pipeline, ModelCache& cache, const Registry& registry);
+
+  void add_observer(RunObserver* observer);
+  /// Resolves the request (the model's defaults) and makes request.batch
+  /// images. Between images the backend's cached memory is returned, so
+  /// that what one image leaves is measured, not hidden, by the next.
+  /// Throws the first failure (after observers saw its failed event).
+  void run(const GenerateRequest& request, const ImageSink& sink);
+  /// The phases each image will go through (resolved request).
+  std::vector<PlannedPhase> plan(const GenerateRequest& request) const;
+
+ private:
+  Pipeline& pipeline_;
+  ModelCache& cache_;
+  const Registry& registry_;
+  std::vector<RunObserver*> observers_;
+};
+
+}  // namespace mold

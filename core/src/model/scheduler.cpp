@@ -1,0 +1,109 @@
+#include "mold/model/scheduler.hpp"
+
+#include <fmt/format.h>
+
+#include <cmath>
+
+#include "mold/base/error.hpp"
+#include "mold/config/json_config.hpp"
+
+namespace mold {
+
+FlowMatchConfig FlowMatchConfig::from_json(const JsonConfig& json) {
+  FlowMatchConfig c;
+  c.num_train_timesteps = int(json.integer_or(
+      "num_train_timesteps", c.num_train_timesteps, 1, 1000000));
+  c.shift = json.number_or("shift", c.shift);
+  if (!(c.shift > 0))
+    throw ConfigError(json.origin(), 0, "shift",
+                      fmt::format("is {}; it must be positive", c.shift));
+  c.use_dynamic_shifting =
+      json.boolean_or("use_dynamic_shifting", c.use_dynamic_shifting);
+  c.base_shift = json.number_or("base_shift", c.base_shift);
+  c.max_shift = json.number_or("max_shift", c.max_shift);
+  c.base_image_seq_len = int(
+      json.integer_or("base_image_seq_len", c.base_image_seq_len, 1, 1 << 30));
+  c.max_image_seq_len = int(
+      json.integer_or("max_image_seq_len", c.max_image_seq_len, 1, 1 << 30));
+  if (c.use_dynamic_shifting && c.max_image_seq_len == c.base_image_seq_len)
+    throw ConfigError(json.origin(), 0, "max_image_seq_len",
+                      "equals base_image_seq_len; dynamic shifting needs two "
+                      "different lengths");
+  if (json.has_value("shift_terminal")) {
+    c.shift_terminal = json.number("shift_terminal");
+    if (*c.shift_terminal >= 1 || *c.shift_terminal < 0)
+      throw ConfigError(
+          json.origin(), 0, "shift_terminal",
+          fmt::format("is {}; it must be in [0, 1)", *c.shift_terminal));
+  }
+  for (const char* unsupported : {"use_karras_sigmas", "use_exponential_sigmas",
+                                  "use_beta_sigmas", "invert_sigmas"})
+    if (json.boolean_or(unsupported, false))
+      throw ConfigError(json.origin(), 0, unsupported,
+                        "is true; mold's flow-matching sampler does not "
+                        "support it (set it to false or remove it)");
+  return c;
+}
+
+FlowMatchConfig FlowMatchConfig::zimage_turbo() {
+  FlowMatchConfig c;
+  c.shift = 3.0;
+  return c;
+}
+
+double flow_match_mu(const FlowMatchConfig& c, long image_tokens) {
+  const double m = (c.max_shift - c.base_shift) /
+                   double(c.max_image_seq_len - c.base_image_seq_len);
+  const double b = c.base_shift - m * c.base_image_seq_len;
+  return double(image_tokens) * m + b;
+}
+
+FlowMatchSchedule flow_match_schedule(const FlowMatchConfig& c, int steps,
+                                      double sigma_min,
+                                      std::optional<double> mu) {
+  if (steps < 1 || steps > 1000)
+    throw InvalidArgument(
+        fmt::format("--steps {} is out of range: give 1 to 1000 steps", steps));
+  if (c.use_dynamic_shifting && !mu)
+    throw InvalidArgument(
+        "the scheduler uses dynamic shifting: mu (from the image size) is "
+        "needed");
+  if (!(sigma_min >= 0 && sigma_min < 1))
+    throw InvalidArgument(
+        fmt::format("sigma_min {} must be in [0, 1)", sigma_min));
+  const double n = c.num_train_timesteps;
+  // sigma_max: the first of the training sigmas, shifted (1 for every shift).
+  const double t_max = 1.0 * n, t_min = sigma_min * n;
+  std::vector<double> s(steps);
+  for (int i = 0; i < steps; ++i) {
+    // numpy.linspace(t_max, t_min, steps): start + i * step, the end exact.
+    const double t = steps == 1 ? t_max
+                     : i == steps - 1
+                         ? t_min
+                         : t_max + double(i) * ((t_min - t_max) / (steps - 1));
+    s[i] = t / n;
+  }
+  for (double& sigma : s) {
+    if (c.use_dynamic_shifting) {
+      // time_shift(mu, 1, sigma) = e^mu / (e^mu + (1/sigma - 1)).
+      sigma =
+          sigma == 0 ? 0 : std::exp(*mu) / (std::exp(*mu) + (1 / sigma - 1));
+    } else {
+      sigma = c.shift * sigma / (1 + (c.shift - 1) * sigma);
+    }
+  }
+  if (c.shift_terminal) {
+    const double scale = (1 - s.back()) / (1 - *c.shift_terminal);
+    for (double& sigma : s) sigma = 1 - (1 - sigma) / scale;
+  }
+  FlowMatchSchedule schedule;
+  for (double sigma : s) {
+    const float f = float(sigma);
+    schedule.sigmas.push_back(f);
+    schedule.timesteps.push_back(f * float(c.num_train_timesteps));
+  }
+  schedule.sigmas.push_back(0.0f);
+  return schedule;
+}
+
+}  // namespace mold

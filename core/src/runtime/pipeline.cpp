@@ -1,0 +1,142 @@
+#include "mold/runtime/pipeline.hpp"
+
+#include <fmt/format.h>
+
+#include <set>
+
+#include "mold/base/error.hpp"
+#include "mold/plugin/registry.hpp"
+
+namespace mold {
+
+std::string_view to_string(PhaseStage stage) {
+  switch (stage) {
+  case PhaseStage::start:
+    return "start";
+  case PhaseStage::step:
+    return "step";
+  case PhaseStage::done:
+    return "done";
+  case PhaseStage::failed:
+    return "failed";
+  }
+  return "?";
+}
+
+PhaseScope::PhaseScope(RunContext& context, const PhaseEvent& start,
+                       CachedComponent* component)
+    : context_(context),
+      start_(start),
+      component_(component),
+      started_(std::chrono::steady_clock::now()) {}
+
+double PhaseScope::seconds() const {
+  return std::chrono::duration<double>(std::chrono::steady_clock::now() -
+                                       started_)
+      .count();
+}
+
+void PhaseScope::step(int step, int steps) {
+  PhaseEvent event;
+  event.image = start_.image;
+  event.images = start_.images;
+  event.phase = start_.phase;
+  event.component = start_.component;
+  event.stage = PhaseStage::step;
+  event.step = step;
+  event.steps = steps;
+  event.seconds = seconds();
+  event.estimate = start_.estimate;
+  context_.emit(event);
+}
+
+RunContext::RunContext(ModelCache& cache, const Registry& registry,
+                       std::vector<RunObserver*> observers)
+    : cache_(cache), registry_(registry), observers_(std::move(observers)) {}
+
+void RunContext::begin_image(int image, int images) {
+  image_ = image;
+  images_ = images;
+}
+
+void RunContext::emit(const PhaseEvent& event) {
+  for (RunObserver* observer : observers_) observer->on_phase(event);
+}
+
+Estimate RunContext::estimate(const Workload& workload) const {
+  if (!registry_.find_estimator(workload)) {
+    Estimate none;
+    none.source = "no estimator";
+    return none;
+  }
+  return registry_.estimate(workload);
+}
+
+void RunContext::run_phase(const PlannedPhase& phase,
+                           const std::function<void(PhaseScope&)>& body) {
+  PhaseEvent event;
+  event.image = image_;
+  event.images = images_;
+  event.phase = phase.phase;
+  event.component = phase.component;
+  event.steps = phase.steps;
+  event.estimate = phase.estimate ? *phase.estimate : estimate(phase.workload);
+
+  std::set<std::string> resident_before;
+  for (const auto& entry : cache_.entries())
+    if (entry.residency == Residency::device)
+      resident_before.insert(entry.name);
+  const auto started = std::chrono::steady_clock::now();
+  auto elapsed = [&] {
+    return std::chrono::duration<double>(std::chrono::steady_clock::now() -
+                                         started)
+        .count();
+  };
+  auto fail = [&](const std::string& message) {
+    PhaseEvent failed = event;
+    failed.stage = PhaseStage::failed;
+    failed.seconds = elapsed();
+    failed.error = message;
+    failed.after = backend().stats();
+    failed.residency = cache_.entries();
+    emit(failed);
+  };
+
+  ModelCache::Lease lease;
+  try {
+    lease = phase.component.empty()
+                ? cache_.reserve(event.estimate.bytes)
+                : cache_.acquire(phase.component, event.estimate.bytes);
+  } catch (const std::exception& e) {
+    fail(e.what());
+    throw;
+  }
+  event.residency = cache_.entries();
+  for (const auto& entry : event.residency)
+    if (resident_before.count(entry.name) &&
+        entry.residency != Residency::device)
+      event.parked.push_back(entry.name);
+  backend().reset_peak();
+  event.before = backend().stats();
+  event.stage = PhaseStage::start;
+  emit(event);
+
+  PhaseScope scope(*this, event, lease.component());
+  try {
+    body(scope);
+    backend().synchronize_and_check();
+  } catch (const std::exception& e) {
+    fail(e.what());
+    throw;
+  }
+  PhaseEvent done = event;
+  done.stage = PhaseStage::done;
+  done.seconds = elapsed();
+  done.after = backend().stats();
+  done.residency = cache_.entries();
+  done.detail = scope.detail_;
+  done.step = phase.steps;
+  emit(done);
+}
+
+}  // namespace mold

@@ -1,0 +1,45 @@
+#include "mold/runtime/runner.hpp"
+
+#include <chrono>
+
+#include "mold/device/backend.hpp"
+
+namespace mold {
+
+Runner::Runner(Pipeline& pipeline, ModelCache& cache, const Registry& registry)
+    : pipeline_(pipeline), cache_(cache), registry_(registry) {
+  for (auto& component : pipeline_.components()) cache_.add(component);
+}
+
+void Runner::add_observer(RunObserver* observer) {
+  observers_.push_back(observer);
+}
+
+std::vector<PlannedPhase> Runner::plan(const GenerateRequest& request) const {
+  return pipeline_.plan(pipeline_.resolve(request));
+}
+
+void Runner::run(const GenerateRequest& request, const ImageSink& sink) {
+  const GenerateRequest resolved = pipeline_.resolve(request);
+  RunContext context(cache_, registry_, observers_);
+  for (int i = 0; i < resolved.batch; ++i) {
+    const auto started = std::chrono::steady_clock::now();
+    context.begin_image(i, resolved.batch);
+    ImageRecord record;
+    record.image = i;
+    record.images = resolved.batch;
+    record.seed = resolved.seed + std::uint64_t(i);
+    GeneratedImage image = pipeline_.generate(resolved, record.seed, context);
+    record.height = int(image.rgb.size(1));
+    record.width = int(image.rgb.size(2));
+    record.seconds = std::chrono::duration<double>(
+                         std::chrono::steady_clock::now() - started)
+                         .count();
+    if (sink) sink(record, image);
+    image = GeneratedImage();
+    cache_.backend().empty_cache();
+    for (RunObserver* observer : observers_) observer->on_image(record);
+  }
+}
+
+}  // namespace mold

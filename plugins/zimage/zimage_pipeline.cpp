@@ -1,0 +1,385 @@
+#include "zimage_pipeline.hpp"
+
+#include <ATen/CPUGeneratorImpl.h>
+#include <fmt/format.h>
+
+#include <mold/base/error.hpp>
+#include <mold/config/json_config.hpp>
+#include <mold/device/cpu_backend.hpp>
+#include <mold/estimate/workload.hpp>
+#include <mold/model/chat_template.hpp>
+#include <mold/model/scheduler.hpp>
+#include <mold/model/text_encoder.hpp>
+#include <mold/model/tokenizer.hpp>
+#include <mold/model/transformer.hpp>
+#include <mold/model/vae.hpp>
+#include <mold/runtime/module_component.hpp>
+#include <mold/runtime/vae_runner.hpp>
+
+namespace zimage {
+
+namespace fs = std::filesystem;
+
+namespace {
+
+constexpr const char* kFamily = "zimage";
+constexpr int kMaxSequenceLength = 512;  // the pipeline's max_sequence_length
+constexpr int kSizeMultiple = 16;        // vae_scale_factor * 2
+constexpr int kLatentChannels = 16;
+
+/// The built-in FLUX VAE architecture a vae/config.json describes: "default"
+/// (channels 128/256/512/512, the published one) or "tiny" (32/32/64/64).
+std::string vae_arch(const fs::path& vae_dir) {
+  const mold::JsonConfig config =
+      mold::JsonConfig::read(vae_dir / "config.json");
+  const std::vector<int64_t> channels =
+      config.integers("block_out_channels", 1, 1 << 20);
+  if (config.integer_or("latent_channels", kLatentChannels, 1, 1 << 20) !=
+      kLatentChannels)
+    throw mold::ConfigError(config.origin(), 0, "latent_channels",
+                            "is not 16; Z-Image's VAE has 16 latent channels");
+  if (channels == std::vector<int64_t>{128, 256, 512, 512}) return "default";
+  if (channels == std::vector<int64_t>{32, 32, 64, 64}) return "tiny";
+  throw mold::ConfigError(
+      config.origin(), 0, "block_out_channels",
+      fmt::format("is {}; mold's FLUX VAE has [128, 256, 512, 512] (the "
+                  "published one) or [32, 32, 64, 64] (tiny)",
+                  config.dump("block_out_channels")));
+}
+
+at::ScalarType parse_dtype(const std::string& dtype) {
+  if (dtype == "float32") return at::kFloat;
+  if (dtype == "float16") return at::kHalf;
+  if (dtype == "bfloat16") return at::kBFloat16;
+  throw mold::InvalidArgument(fmt::format(
+      "--dtype {}: Z-Image runs in float32, float16 or bfloat16", dtype));
+}
+
+class ZImagePipeline final : public mold::Pipeline {
+ public:
+  ZImagePipeline(const PipelineFactories& factories,
+                 const mold::PipelineOptions& options)
+      : options_(options), dtype_(parse_dtype(options.dtype)) {
+    const bool seeded = !options.model_dir.has_value();
+    arch_ = seeded ? options.arch.name : "default";
+    if (seeded) {
+      tokenizer_ =
+          std::make_shared<const mold::BpeTokenizer>(mold::BpeTokenizer::load(
+              factories.tokenizer_json, factories.tokenizer_config));
+      scheduler_ = mold::FlowMatchConfig::zimage_turbo();
+    } else {
+      const fs::path& dir = *options.model_dir;
+      tokenizer_ = std::make_shared<const mold::BpeTokenizer>(
+          mold::BpeTokenizer::load(dir / "tokenizer"));
+      scheduler_ = mold::FlowMatchConfig::from_json(
+          mold::JsonConfig::read(dir / "scheduler" / "scheduler_config.json"));
+    }
+    auto warn = [](const std::string& message) {
+      fmt::print(stderr, "warning: {}\n", message);
+    };
+    auto source = [&](const char* component, std::uint64_t offset) {
+      mold::WeightSource s;
+      if (seeded)
+        s.seed = options.weights_seed + offset;
+      else
+        s.checkpoint = *options.model_dir / component;
+      return s;
+    };
+    auto arch_of = [&](const char* component) {
+      return seeded ? options.arch
+                    : mold::ArchSpec::from_config(*options.model_dir /
+                                                  component / "config.json");
+    };
+    std::unique_ptr<mold::TextEncoder> text_encoder =
+        factories.text_encoder(arch_of("text_encoder"));
+    text_hidden_ = text_encoder->hidden_size();
+    std::unique_ptr<mold::Denoiser> transformer =
+        factories.transformer(arch_of("transformer"));
+    // Declared only: each component seeds or loads its weights when the cache
+    // first acquires it, under the memory limit like everything else.
+    std::unique_ptr<mold::Vae> vae = factories.vae(
+        seeded ? options.arch.name : vae_arch(*options.model_dir / "vae"));
+    text_encoder_ = std::make_shared<mold::ModuleComponent>(
+        "text_encoder", std::move(text_encoder), source("text_encoder", 1),
+        dtype_, warn);
+    transformer_ = std::make_shared<mold::ModuleComponent>(
+        "transformer", std::move(transformer), source("transformer", 2), dtype_,
+        warn);
+    vae_ = std::make_shared<mold::ModuleComponent>(
+        "vae", std::move(vae), source("vae", 3), dtype_, warn);
+  }
+
+  std::string family() const override { return kFamily; }
+  std::string model() const override { return options_.model; }
+  std::string variant() const override { return options_.variant; }
+  bool seeded_weights() const override { return !options_.model_dir; }
+  std::string describe_weights() const override {
+    return options_.model_dir
+               ? options_.model_dir->string()
+               : fmt::format("seeded weights ({} architecture, seed {})", arch_,
+                             options_.weights_seed);
+  }
+  std::vector<std::shared_ptr<mold::CachedComponent>> components()
+      const override {
+    return {text_encoder_, transformer_, vae_};
+  }
+
+  mold::GenerateRequest resolve(
+      const mold::GenerateRequest& request) const override {
+    mold::GenerateRequest r = request;
+    const int default_size = arch_ == "tiny" ? 256 : 1024;
+    if (r.width == 0) r.width = default_size;
+    if (r.height == 0) r.height = default_size;
+    if (r.steps == 0) r.steps = 9;      // Z-Image-Turbo's 8 model evaluations
+    if (!r.guidance) r.guidance = 0.0;  // Turbo is distilled: no CFG
+    for (auto [flag, value] :
+         {std::pair<const char*, int>{"--width", r.width},
+          std::pair<const char*, int>{"--height", r.height}}) {
+      if (value < kSizeMultiple || value > 16384 || value % kSizeMultiple)
+        throw mold::InvalidArgument(fmt::format(
+            "{} {}: Z-Image makes images whose sides are multiples of {} "
+            "from {} to 16384; try {}",
+            flag, value, kSizeMultiple, kSizeMultiple,
+            std::max(kSizeMultiple,
+                     std::min(16384, (value + kSizeMultiple / 2) /
+                                         kSizeMultiple * kSizeMultiple))));
+    }
+    if (r.steps < 1 || r.steps > 1000)
+      throw mold::InvalidArgument(
+          fmt::format("--steps {}: give 1 to 1000 steps", r.steps));
+    if (!(*r.guidance >= 0) || *r.guidance > 100)
+      throw mold::InvalidArgument(
+          fmt::format("--guidance {}: give 0 (none, as Z-Image-Turbo) to 100",
+                      *r.guidance));
+    if (r.batch < 1 || r.batch > mold::kMaxBatch)
+      throw mold::InvalidArgument(fmt::format("--batch {}: give 1 to {} images",
+                                              r.batch, mold::kMaxBatch));
+    return r;
+  }
+
+  std::vector<mold::PlannedPhase> plan(
+      const mold::GenerateRequest& r) const override {
+    const bool cfg = *r.guidance > 1;
+    const int prompt_tokens = int(prompt_ids(r.prompt).size());
+    std::vector<mold::PlannedPhase> phases;
+    phases.push_back({std::string(mold::ops::kTextEncode), "text_encoder",
+                      workload(mold::ops::kTextEncode, r, 1, prompt_tokens),
+                      0});
+    if (cfg)
+      phases.push_back({std::string(mold::ops::kTextEncode), "text_encoder",
+                        workload(mold::ops::kTextEncode, r, 1,
+                                 int(prompt_ids(r.negative_prompt).size())),
+                        0});
+    phases.push_back(
+        {std::string(mold::ops::kDenoise), "transformer",
+         workload(mold::ops::kDenoise, r, cfg ? 2 : 1, prompt_tokens),
+         r.steps});
+    phases.push_back({std::string(mold::ops::kVaeDecode), "vae",
+                      workload(mold::ops::kVaeDecode, r, 1, 0), 0});
+    if (arch_ != "default") phases.back().estimate = tiny_vae_estimate(r);
+    return phases;
+  }
+
+  mold::GeneratedImage generate(const mold::GenerateRequest& r,
+                                std::uint64_t seed,
+                                mold::RunContext& context) override {
+    const std::vector<mold::PlannedPhase> phases = plan(r);
+    const bool cfg = *r.guidance > 1;
+    std::size_t next = 0;
+
+    at::Tensor text = encode(phases[next++], r.prompt, context);
+    at::Tensor negative;
+    if (cfg) negative = encode(phases[next++], r.negative_prompt, context);
+
+    // Noise on the host from the seed, whatever the backend: the same seed
+    // gives the same image everywhere (and the same noise as diffusers with
+    // a CPU torch.Generator).
+    const int64_t lh = 2 * (r.height / kSizeMultiple);
+    const int64_t lw = 2 * (r.width / kSizeMultiple);
+    at::Generator generator = at::detail::createCPUGenerator(seed);
+    at::Tensor latents =
+        at::randn({1, kLatentChannels, lh, lw}, generator, at::kFloat);
+
+    const mold::PlannedPhase& denoise = phases[next++];
+    context.run_phase(denoise, [&](mold::PhaseScope& scope) {
+      auto& component = scope.component_as<mold::ModuleComponent>();
+      const auto& model = dynamic_cast<const mold::Denoiser&>(
+          static_cast<const mold::ModuleComponent&>(component).module());
+      const c10::Device device = model.device();
+      const long image_tokens = long(lh / 2) * long(lw / 2);
+      const mold::FlowMatchSchedule schedule = mold::flow_match_schedule(
+          scheduler_, r.steps, 0.0,
+          scheduler_.use_dynamic_shifting
+              ? std::optional<double>(
+                    mold::flow_match_mu(scheduler_, image_tokens))
+              : std::nullopt);
+      at::NoGradGuard no_grad;
+      latents = latents.to(device);
+      at::Tensor text_batch = text.to(device);
+      at::Tensor mask =
+          at::ones({1, text.size(1)}, at::TensorOptions().dtype(at::kBool))
+              .to(device);
+      if (cfg) {
+        // One pass over [positive, negative]: pad the shorter caption.
+        const int64_t length = std::max(text.size(1), negative.size(1));
+        auto pad = [&](const at::Tensor& t) {
+          return at::constant_pad_nd(t.to(device),
+                                     {0, 0, 0, length - t.size(1)});
+        };
+        text_batch = at::cat({pad(text), pad(negative)}, 0);
+        const at::Tensor lengths =
+            at::tensor(std::vector<int64_t>{text.size(1), negative.size(1)},
+                       at::TensorOptions().dtype(at::kLong));
+        mask = (at::arange(length, at::TensorOptions().dtype(at::kLong))
+                    .unsqueeze(0) < lengths.unsqueeze(1))
+                   .to(device);
+      }
+      for (int i = 0; i < schedule.steps(); ++i) {
+        const float delta = schedule.delta(i);
+        // A step whose sigma does not change leaves the latents as they are
+        // (x + 0 * v): Z-Image-Turbo's last of 9 steps. Skip the model.
+        if (delta != 0.0f) {
+          const float t = schedule.timesteps[i];
+          mold::DenoiserInput input;
+          input.latents = latents.to(dtype_);
+          const int64_t passes = cfg ? 2 : 1;
+          if (cfg) input.latents = input.latents.repeat({2, 1, 1, 1});
+          input.timestep =
+              at::full({passes}, (1000.0f - t) / 1000.0f,
+                       at::TensorOptions().dtype(at::kFloat).device(device));
+          input.text = text_batch;
+          input.text_mask = mask;
+          at::Tensor out = model.forward(input).to(at::kFloat);
+          input = {};
+          at::Tensor velocity;
+          if (cfg) {
+            at::Tensor pos = out.narrow(0, 0, 1), neg = out.narrow(0, 1, 1);
+            velocity = pos + float(*r.guidance) * (pos - neg);
+          } else {
+            velocity = out;
+          }
+          out = at::Tensor();
+          // The model predicts the negated velocity.
+          latents = latents - delta * velocity;
+        }
+        scope.step(i + 1, schedule.steps());
+      }
+      latents = latents.to(at::kCPU);
+    });
+
+    const mold::PlannedPhase& decode = phases[next++];
+    mold::GeneratedImage generated;
+    generated.tensors.emplace_back("latents", latents);
+    context.run_phase(decode, [&](mold::PhaseScope& scope) {
+      auto& component = scope.component_as<mold::ModuleComponent>();
+      auto& vae = dynamic_cast<mold::Vae&>(component.module());
+      mold::VaeJob job;
+      job.op = std::string(mold::ops::kVaeDecode);
+      job.mode = mold::VaeMode::ladder;
+      job.dtype = options_.dtype;
+      job.predict = arch_ == "default";
+      job.input = vae.unscale_latent(latents.to(dtype_));
+      const mold::VaeJobResult result = mold::run_vae(
+          vae, context.registry(), job, context.cache().shared_backend(),
+          mold::CpuBackend::instance());
+      scope.set_detail("vae " + result.rung);
+      // diffusers' postprocess: [-1, 1] -> [0, 1] -> round(x * 255).
+      at::Tensor image = result.output.to(at::kCPU).to(at::kFloat);
+      generated.rgb = (image[0] / 2 + 0.5)
+                          .clamp(0, 1)
+                          .mul(255)
+                          .round()
+                          .to(at::kByte)
+                          .contiguous();
+      generated.tensors.emplace_back("image", image);
+    });
+    return generated;
+  }
+
+ private:
+  /// The registered VAE estimators describe the published VAE (channels
+  /// 128/256/512/512); the tiny one (32/32/64/64) keeps a quarter of the
+  /// channels at full resolution, where the decode's peak is.
+  mold::Estimate tiny_vae_estimate(const mold::GenerateRequest& r) const {
+    constexpr double kBytesPerPixel = 1229.0 / 4;  // cpu constant x 32/128
+    mold::Estimate e;
+    const double bytes = kBytesPerPixel * r.width * r.height *
+                         double(mold::dtype_size(options_.dtype));
+    e.bytes = mold::Bytes(bytes);
+    e.terms.push_back(
+        {"activations", e.bytes,
+         fmt::format("{} x {} px x {} B", kBytesPerPixel, r.width * r.height,
+                     mold::dtype_size(options_.dtype))});
+    e.source =
+        "zimage_pipeline.cpp: the tiny VAE, the published VAE's cpu constant "
+        "(1229 bytes per pixel per element byte) x its channel ratio 32/128; "
+        "not calibrated";
+    return e;
+  }
+
+  std::vector<std::int32_t> prompt_ids(const std::string& prompt) const {
+    std::vector<std::int32_t> ids =
+        tokenizer_->encode(mold::qwen3_chat_prompt(prompt));
+    if (ids.size() > std::size_t(kMaxSequenceLength))
+      ids.resize(kMaxSequenceLength);  // truncation=True, as the pipeline
+    return ids;
+  }
+
+  mold::Workload workload(std::string_view op, const mold::GenerateRequest& r,
+                          int batch, int tokens) const {
+    mold::Workload w;
+    w.family = kFamily;
+    w.model = options_.model;
+    w.op = std::string(op);
+    w.backend = options_.backend;
+    w.dtype = options_.dtype;
+    w.batch = batch;
+    w.width = r.width;
+    w.height = r.height;
+    w.tokens = tokens;
+    w.arch = arch_;
+    return w;
+  }
+
+  /// The hidden states of the prompt's real tokens: (1, n, hidden), on the
+  /// host in the run's dtype. The text encoder is causal and the pipeline
+  /// pads on the right and keeps only the real tokens, so running the real
+  /// tokens alone gives the same states without the padding's cost.
+  at::Tensor encode(const mold::PlannedPhase& phase, const std::string& prompt,
+                    mold::RunContext& context) {
+    at::Tensor hidden;
+    context.run_phase(phase, [&](mold::PhaseScope& scope) {
+      auto& component = scope.component_as<mold::ModuleComponent>();
+      const auto& encoder =
+          dynamic_cast<const mold::TextEncoder&>(component.module());
+      const std::vector<std::int32_t> ids = prompt_ids(prompt);
+      std::vector<int64_t> wide(ids.begin(), ids.end());
+      at::NoGradGuard no_grad;
+      const c10::Device device = encoder.device();
+      at::Tensor input = at::tensor(wide, at::TensorOptions().dtype(at::kLong))
+                             .reshape({1, int64_t(wide.size())})
+                             .to(device);
+      at::Tensor mask = at::ones_like(input);
+      hidden = encoder.encode(input, mask).to(at::kCPU);
+      scope.set_detail(fmt::format("{} tokens", wide.size()));
+    });
+    return hidden;
+  }
+
+  mold::PipelineOptions options_;
+  at::ScalarType dtype_;
+  std::string arch_;
+  std::shared_ptr<const mold::BpeTokenizer> tokenizer_;
+  mold::FlowMatchConfig scheduler_;
+  int64_t text_hidden_ = 0;
+  std::shared_ptr<mold::ModuleComponent> text_encoder_, transformer_, vae_;
+};
+
+}  // namespace
+
+std::unique_ptr<mold::Pipeline> make_zimage_pipeline(
+    const PipelineFactories& factories, const mold::PipelineOptions& options) {
+  return std::make_unique<ZImagePipeline>(factories, options);
+}
+
+}  // namespace zimage

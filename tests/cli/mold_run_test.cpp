@@ -1,0 +1,212 @@
+// mold run, the real binary: the tiny Z-Image with seeded weights end to end
+// (PNG, text chunks, progress, --plan, --json, batches, parking under a
+// memory limit) and its failure paths.
+
+#include <catch2/catch.hpp>
+#include <filesystem>
+#include <mold/runtime/png.hpp>
+#include <mold/tensor/safetensors.hpp>
+#include <nlohmann/json.hpp>
+
+#include "support/aten_for_tests.hpp"
+#include "support/process.hpp"
+
+namespace fs = std::filesystem;
+using mold::test::run_mold;
+using mold::test::TempDir;
+
+namespace {
+
+const std::string kPrompt = "a red fox in the snow";
+
+std::vector<std::string> tiny_args(const TempDir& out,
+                                   std::vector<std::string> more = {}) {
+  std::vector<std::string> args = {
+      "run", "z-image-turbo", kPrompt, "--tiny",   "--width", "64", "--height",
+      "48",  "--steps",       "2",     "--output", out.path()};
+  args.insert(args.end(), more.begin(), more.end());
+  return args;
+}
+
+}  // namespace
+
+TEST_CASE("mold run --tiny writes a PNG of the size asked, with its recipe",
+          "[mold][run]") {
+  TempDir out;
+  const auto r = run_mold(tiny_args(out, {"--seed", "42"}));
+  INFO(r.err);
+  REQUIRE(r.exit_code == 0);
+  const fs::path png = fs::path(out.path()) / "z-image-turbo-42.png";
+  REQUIRE(fs::exists(png));
+  const mold::PngImage image = mold::read_png(png);
+  CHECK(image.width == 64);
+  CHECK(image.height == 48);
+  CHECK(image.text.at("prompt") == kPrompt);
+  CHECK(image.text.at("seed") == "42");
+  CHECK(image.text.at("model") == "z-image-turbo");
+  CHECK(image.text.at("variant") == "bf16");
+  CHECK(image.text.at("steps") == "2");
+  CHECK(image.text.at("seeded_weights") == "true");
+  CHECK_THAT(image.text.at("weights"), Catch::Contains("seeded"));
+  // Not a flat image: the pipeline ran.
+  std::size_t distinct = 0;
+  std::vector<bool> seen(256);
+  for (std::uint8_t v : image.rgb)
+    if (!seen[v]) seen[v] = true, ++distinct;
+  CHECK(distinct > 8);
+  // Progress: every phase, steps, and the seeded label.
+  CHECK_THAT(r.err, Catch::Contains("seeded weights"));
+  CHECK_THAT(r.err, Catch::Contains("[1/1] text_encode: start"));
+  CHECK_THAT(r.err, Catch::Contains("[1/1] denoise: step 2/2"));
+  CHECK_THAT(r.err, Catch::Contains("[1/1] denoise: done, 2 steps"));
+  CHECK_THAT(r.err, Catch::Contains("[1/1] vae_decode: done"));
+  CHECK_THAT(r.err, Catch::Contains("saved"));
+}
+
+TEST_CASE("mold run --batch: seed + i, reproducible, never clobbering",
+          "[mold][run]") {
+  TempDir out;
+  auto r = run_mold(tiny_args(out, {"--seed", "7", "--batch", "2"}));
+  INFO(r.err);
+  REQUIRE(r.exit_code == 0);
+  const auto a = mold::read_png(fs::path(out.path()) / "z-image-turbo-7.png");
+  const auto b = mold::read_png(fs::path(out.path()) / "z-image-turbo-8.png");
+  CHECK(a.rgb != b.rgb);
+  CHECK_THAT(r.err, Catch::Contains("[2/2] vae_decode: done"));
+  // The same seed again: the same image, in a new file beside the first.
+  r = run_mold(tiny_args(out, {"--seed", "7"}));
+  REQUIRE(r.exit_code == 0);
+  const auto again =
+      mold::read_png(fs::path(out.path()) / "z-image-turbo-7-2.png");
+  CHECK(again.rgb == a.rgb);
+}
+
+TEST_CASE("mold run --plan lists every phase and runs nothing",
+          "[mold][run][plan]") {
+  TempDir out;
+  auto r = run_mold(tiny_args(out, {"--plan"}));
+  INFO(r.err);
+  REQUIRE(r.exit_code == 0);
+  CHECK_THAT(r.out,
+             Catch::Contains("text_encode") && Catch::Contains("denoise") &&
+                 Catch::Contains("vae_decode") && Catch::Contains("resident"));
+  CHECK(fs::is_empty(out.path()));
+  r = run_mold(tiny_args(out, {"--plan", "--json"}));
+  REQUIRE(r.exit_code == 0);
+  const auto plan = nlohmann::json::parse(r.out);
+  REQUIRE(plan["phases"].size() == 3);
+  CHECK(plan["phases"][1]["phase"] == "denoise");
+  CHECK(plan["phases"][1]["estimate_bytes"].get<long>() > 0);
+}
+
+TEST_CASE("mold run --json reports each phase with its memory", "[mold][run]") {
+  TempDir out;
+  const auto r = run_mold(tiny_args(out, {"--json"}));
+  INFO(r.err);
+  REQUIRE(r.exit_code == 0);
+  const auto report = nlohmann::json::parse(r.out);
+  CHECK(report["seeded_weights"] == true);
+  CHECK(report["model"] == "z-image-turbo");
+  REQUIRE(report["phases"].size() == 3);
+  for (const auto& phase : report["phases"]) {
+    CHECK(phase["status"] == "done");
+    CHECK(phase["after"]["peak_allocated"].get<long>() > 0);
+  }
+  REQUIRE(report["images"].size() == 1);
+  CHECK(fs::exists(report["images"][0]["path"].get<std::string>()));
+}
+
+TEST_CASE("mold run under a memory limit parks the text encoder and finishes",
+          "[mold][run][cache]") {
+  TempDir out;
+  // Enough for any one phase with its component, not for all three
+  // components at once (the sizes are beside MOLD_TEST_PARK_LIMIT in
+  // tests/CMakeLists.txt).
+  const auto r =
+      run_mold(tiny_args(out, {"--cpu-memory-limit", MOLD_TEST_PARK_LIMIT}));
+  INFO(r.err);
+  REQUIRE(r.exit_code == 0);
+  CHECK_THAT(r.err, Catch::Contains("parked text_encoder"));
+  CHECK(fs::exists(fs::path(out.path()) / "z-image-turbo-0.png"));
+}
+
+TEST_CASE("mold run failures are clear and exit with their codes",
+          "[mold][run][errors]") {
+  TempDir out;
+  SECTION("no weights: where it looked and what to do") {
+    const auto r =
+        run_mold({"run", "z-image-turbo", kPrompt, "--output", out.path()});
+    CHECK(r.exit_code == 1);
+    CHECK_THAT(r.err, Catch::Contains("--model-dir") &&
+                          Catch::Contains("MOLD_MODELS_DIR") &&
+                          Catch::Contains("--tiny"));
+  }
+  SECTION("a size the model cannot make") {
+    const auto r = run_mold({"run", "z-image-turbo", kPrompt, "--tiny",
+                             "--width", "50", "--output", out.path()});
+    CHECK(r.exit_code == 2);
+    CHECK_THAT(r.err, Catch::Contains("--width 50") &&
+                          Catch::Contains("multiples of 16"));
+  }
+  SECTION("an unknown model lists the known ones") {
+    const auto r = run_mold({"run", "no-such-model", kPrompt, "--tiny"});
+    CHECK(r.exit_code == 2);
+    CHECK_THAT(r.err, Catch::Contains("no-such-model") &&
+                          Catch::Contains("z-image-turbo"));
+  }
+  SECTION("an unknown variant lists the variants") {
+    const auto r = run_mold({"run", "z-image-turbo:q1", kPrompt, "--tiny"});
+    CHECK(r.exit_code == 2);
+    CHECK_THAT(r.err, Catch::Contains("z-image-turbo:bf16"));
+  }
+  SECTION("--output that is a file") {
+    const std::string file = out.write("taken", "x");
+    const auto r =
+        run_mold({"run", "z-image-turbo", kPrompt, "--tiny", "--width", "32",
+                  "--height", "32", "--steps", "1", "--output", file});
+    CHECK(r.exit_code == 2);
+    CHECK_THAT(r.err, Catch::Contains("not a directory"));
+    CHECK_FALSE(r.err.find("terminate") != std::string::npos);
+  }
+  SECTION("a bad dtype") {
+    const auto r = run_mold(tiny_args(out, {"--dtype", "int8"}));
+    CHECK(r.exit_code == 2);
+    CHECK_THAT(r.err, Catch::Contains("--dtype int8"));
+  }
+  SECTION("a memory limit too small for any phase") {
+    const auto r = run_mold(tiny_args(out, {"--cpu-memory-limit", "2 MiB"}));
+    CHECK(r.exit_code == 1);
+    CHECK_THAT(r.err, Catch::Contains("text_encode") ||
+                          Catch::Contains("text_encoder"));
+    CHECK(fs::is_empty(out.path()));
+  }
+}
+
+TEST_CASE("mold run --save-tensors writes the latents and the float image",
+          "[mold][run]") {
+  TempDir out;
+  auto r = run_mold(tiny_args(out, {"--save-tensors"}));
+  INFO(r.err);
+  REQUIRE(r.exit_code == 0);
+  const auto file = mold::SafetensorsFile::open(fs::path(out.path()) /
+                                                "z-image-turbo-0.safetensors");
+  CHECK(file.entry("latents").shape == std::vector<int64_t>{1, 16, 6, 8});
+  CHECK(file.entry("image").shape == std::vector<int64_t>{1, 3, 48, 64});
+  CHECK(file.metadata().at("seed") == "0");
+  // The PNG is the float image rounded.
+  const at::Tensor rgb = (file.tensor("image")[0] / 2 + 0.5)
+                             .clamp(0, 1)
+                             .mul(255)
+                             .round()
+                             .to(at::kByte)
+                             .permute({1, 2, 0})
+                             .contiguous();
+  const auto png = mold::read_png(fs::path(out.path()) / "z-image-turbo-0.png");
+  CHECK(std::vector<std::uint8_t>(rgb.data_ptr<std::uint8_t>(),
+                                  rgb.data_ptr<std::uint8_t>() + rgb.numel()) ==
+        png.rgb);
+  // A second run never replaces either file.
+  r = run_mold(tiny_args(out, {"--save-tensors"}));
+  REQUIRE(r.exit_code == 0);
+  CHECK(fs::exists(fs::path(out.path()) / "z-image-turbo-0-2.safetensors"));
+}

@@ -1,0 +1,77 @@
+// The flow-matching Euler schedule against values computed from diffusers'
+// FlowMatchEulerDiscreteScheduler formulas (numpy.linspace from 1000 to
+// sigma_min * 1000, / 1000, shifted) for Z-Image-Turbo's config.
+
+#include <catch2/catch.hpp>
+#include <mold/base/error.hpp>
+#include <mold/config/json_config.hpp>
+#include <mold/model/scheduler.hpp>
+
+using mold::FlowMatchConfig;
+
+TEST_CASE("Z-Image-Turbo's 9-step schedule: shift 3, ending at 0",
+          "[scheduler]") {
+  const auto schedule =
+      mold::flow_match_schedule(FlowMatchConfig::zimage_turbo(), 9, 0.0);
+  const std::vector<double> expected = {
+      1.0,  0.9545454545454546, 0.9, 0.8333333333333334,
+      0.75, 0.6428571428571429, 0.5, 0.3,
+      0.0};
+  REQUIRE(schedule.steps() == 9);
+  REQUIRE(schedule.sigmas.size() == 10);
+  for (std::size_t i = 0; i < expected.size(); ++i) {
+    CHECK(schedule.sigmas[i] == float(expected[i]));
+    CHECK(schedule.timesteps[i] == float(expected[i]) * 1000.0f);
+  }
+  CHECK(schedule.sigmas.back() == 0.0f);
+  // The last step goes from 0 to 0: the pipeline skips its model call.
+  CHECK(schedule.delta(8) == 0.0f);
+  CHECK(schedule.delta(0) == 0.9545454545454546f - 1.0f);
+}
+
+TEST_CASE("Dynamic shifting uses mu from the image tokens", "[scheduler]") {
+  FlowMatchConfig config;
+  config.use_dynamic_shifting = true;
+  const double mu = mold::flow_match_mu(config, 1024);
+  CHECK(mu == Approx(0.63).epsilon(1e-12));
+  const auto schedule = mold::flow_match_schedule(config, 9, 0.0, mu);
+  CHECK(schedule.sigmas[1] == float(0.9292950135787651));
+  CHECK(schedule.sigmas[7] == float(0.2114995428668526));
+  CHECK(schedule.sigmas[8] == 0.0f);
+  CHECK_THROWS_WITH(mold::flow_match_schedule(config, 9, 0.0),
+                    Catch::Contains("mu"));
+}
+
+TEST_CASE("Schedules refuse what they cannot do", "[scheduler]") {
+  CHECK_THROWS_WITH(
+      mold::flow_match_schedule(FlowMatchConfig::zimage_turbo(), 0, 0.0),
+      Catch::Contains("--steps 0"));
+  CHECK_THROWS_AS(
+      mold::flow_match_schedule(FlowMatchConfig::zimage_turbo(), 1001, 0.0),
+      mold::InvalidArgument);
+  const auto one =
+      mold::flow_match_schedule(FlowMatchConfig::zimage_turbo(), 1, 0.0);
+  CHECK(one.sigmas == std::vector<float>{1.0f, 0.0f});
+}
+
+TEST_CASE("scheduler_config.json: values read, unsupported options named",
+          "[scheduler][config]") {
+  const auto config = FlowMatchConfig::from_json(mold::JsonConfig::parse(
+      R"({"_class_name": "FlowMatchEulerDiscreteScheduler",
+          "num_train_timesteps": 1000, "shift": 3.0,
+          "use_dynamic_shifting": false})",
+      "scheduler_config.json"));
+  CHECK(config.shift == 3.0);
+  CHECK_FALSE(config.use_dynamic_shifting);
+  CHECK_THROWS_WITH(
+      FlowMatchConfig::from_json(mold::JsonConfig::parse(
+          R"({"use_karras_sigmas": true})", "scheduler_config.json")),
+      Catch::Contains("scheduler_config.json") &&
+          Catch::Contains("use_karras_sigmas"));
+  CHECK_THROWS_WITH(FlowMatchConfig::from_json(mold::JsonConfig::parse(
+                        R"({"shift": "3"})", "scheduler_config.json")),
+                    Catch::Contains("shift") && Catch::Contains("a string"));
+  CHECK_THROWS_WITH(FlowMatchConfig::from_json(mold::JsonConfig::parse(
+                        R"({"shift": -1})", "scheduler_config.json")),
+                    Catch::Contains("positive"));
+}

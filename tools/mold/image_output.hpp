@@ -1,0 +1,28 @@
+#pragma once
+// Where and how mold run writes its images: PNGs whose text chunks say how
+// each was made, under names that never replace an earlier image.
+
+#include <ATen/ATen.h>
+
+#include <cstdint>
+#include <filesystem>
+#include <mold/runtime/png.hpp>
+#include <string>
+#include <vector>
+
+namespace mold_cli {
+
+/// `dir/<model>-<seed>.png`, or `-2`, `-3`, ... before the extension when
+/// that name (or, with `with_tensors`, the `.safetensors` beside it) is taken:
+/// an earlier output is never replaced. Creates `dir` when missing; throws
+/// mold::InvalidArgument when it is not a directory.
+std::filesystem::path choose_output_path(const std::filesystem::path& dir,
+                                         const std::string& model,
+                                         std::uint64_t seed,
+                                         bool with_tensors = false);
+
+/// Writes (3, H, W) uint8 RGB as a PNG with `text` chunks.
+void write_image(const std::filesystem::path& path, const at::Tensor& rgb,
+                 const std::vector<mold::PngText>& text);
+
+}  // namespace mold_cli

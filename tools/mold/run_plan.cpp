@@ -1,0 +1,69 @@
+#include "run_plan.hpp"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <map>
+
+namespace mold_cli {
+
+std::vector<PlanStep> simulate_plan(
+    const std::vector<mold::PlannedPhase>& phases,
+    const std::vector<std::shared_ptr<mold::CachedComponent>>& components,
+    mold::Bytes available, mold::Bytes working_floor,
+    const std::function<mold::Estimate(const mold::Workload&)>& estimate) {
+  std::map<std::string, mold::Bytes> sizes;
+  for (const auto& c : components) sizes[c->name()] = c->device_bytes();
+  std::vector<std::string> resident;  // least recently used first
+  auto held = [&] {
+    mold::Bytes total = 0;
+    for (const auto& name : resident) total += sizes[name];
+    return total;
+  };
+  std::vector<PlanStep> steps;
+  for (const auto& phase : phases) {
+    PlanStep step;
+    step.phase = phase;
+    step.estimate = phase.estimate ? *phase.estimate : estimate(phase.workload);
+    const mold::Bytes working = std::max(step.estimate.bytes, working_floor);
+    const bool loaded =
+        phase.component.empty() || std::find(resident.begin(), resident.end(),
+                                             phase.component) != resident.end();
+    step.component_bytes = loaded ? 0 : sizes[phase.component];
+    step.free_before = available > held() ? available - held() : 0;
+    const mold::Bytes need = working + step.component_bytes;
+    // Park others, least recently used first, until the phase fits.
+    for (auto it = resident.begin();
+         it != resident.end() && available < held() + need;) {
+      if (*it == phase.component) {
+        ++it;
+        continue;
+      }
+      step.parked.push_back(*it);
+      it = resident.erase(it);
+    }
+    if (available < held() + need) {
+      step.fits = false;
+      const mold::Bytes can = available > held() ? available - held() : 0;
+      step.problem = fmt::format(
+          "needs {} ({}working memory {}), at most {} can be made free",
+          mold::format_bytes(need),
+          step.component_bytes
+              ? fmt::format("weights {} + ",
+                            mold::format_bytes(step.component_bytes))
+              : std::string(),
+          mold::format_bytes(working), mold::format_bytes(can));
+    }
+    if (!phase.component.empty()) {
+      resident.erase(
+          std::remove(resident.begin(), resident.end(), phase.component),
+          resident.end());
+      resident.push_back(phase.component);
+    }
+    step.resident = resident;
+    steps.push_back(std::move(step));
+  }
+  return steps;
+}
+
+}  // namespace mold_cli

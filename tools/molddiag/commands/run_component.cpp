@@ -1,0 +1,287 @@
+// molddiag run-component: one component of a family (text encoder,
+// transformer, VAE encoder or decoder) on tensors from a safetensors file,
+// with seeded weights or a checkpoint, writing safetensors: what a user
+// debugging a model, and a parity check against reference code, needs.
+
+#include <fmt/format.h>
+
+#include <chrono>
+#include <iostream>
+#include <mold/base/error.hpp>
+#include <mold/catalog/model_family.hpp>
+#include <mold/model/text_encoder.hpp>
+#include <mold/model/transformer.hpp>
+#include <mold/model/vae.hpp>
+#include <mold/plugin/registry.hpp>
+#include <mold/tensor/safetensors.hpp>
+#include <mold/tensor/weight_set.hpp>
+#include <nlohmann/json.hpp>
+
+#include "commands.hpp"
+#include "common/exit_codes.hpp"
+#include "common/host.hpp"
+#include "common/json_output.hpp"
+#include "common/options.hpp"
+#include "common/readable_error.hpp"
+
+namespace po = boost::program_options;
+namespace tools = mold::tools;
+
+namespace molddiag {
+
+namespace {
+
+struct RunComponentRequest {
+  tools::HostOptions host;
+  std::string family, component, arch = "tiny", weights, input, output;
+  std::string dtype = "float32";
+  std::uint64_t seed = 0;
+  bool json = false, verbose = false;
+};
+
+struct RunComponentResult {
+  std::vector<std::pair<std::string, std::vector<int64_t>>> outputs;
+  std::string weights;  ///< the checkpoint, or "seeded (seed N)"
+  std::string warning;  ///< unexpected checkpoint tensors
+  double seconds = 0;
+};
+
+const char* const kComponents[] = {"text_encoder", "transformer", "vae_encoder",
+                                   "vae_decoder"};
+
+tools::Parsed<RunComponentRequest> parse(const std::vector<std::string>& args) {
+  tools::Parsed<RunComponentRequest> parsed;
+  RunComponentRequest& r = parsed.request;
+  po::options_description options(
+      "molddiag run-component --family F --component C --input IN.safetensors "
+      "--output OUT.safetensors [options]\n\n"
+      "Runs one component of a family on the tensors of IN and writes its "
+      "output to OUT\n"
+      "(replaced only when complete). Tensors, by component:\n"
+      "  text_encoder  input_ids (B, L) integer [attention_mask (B, L)]  -> "
+      "hidden_states (B, L, D):\n"
+      "                the hidden state the family's pipeline takes (Z-Image: "
+      "the second-to-last layer)\n"
+      "  transformer   latents (B, C, H, W), timestep (B,), text (B, L, D) "
+      "[text_mask (B, L)]\n"
+      "                -> output (B, C, H, W): the model's raw output, "
+      "timestep as its forward takes it\n"
+      "  vae_encoder   sample (B, 3, H, W) in [-1, 1] -> latent (the "
+      "distribution's mean)\n"
+      "  vae_decoder   latent -> sample\n"
+      "Floating inputs are cast to --dtype. Weights: --weights (a "
+      ".safetensors file, an index, or a\n"
+      "component folder of a diffusers model directory), else seeded from "
+      "--seed.\n"
+      "Exit: 0 done; 1 failed; 2 usage error.\n\n"
+      "options");
+  options.add_options()("help,h", "this help")(
+      "family", po::value(&r.family)->required(), "model family: zimage, ...")(
+      "component", po::value(&r.component)->required(),
+      "text_encoder, transformer, vae_encoder or vae_decoder")(
+      "arch", po::value(&r.arch)->default_value("tiny"),
+      "tiny, default (the published architecture) or the path of a "
+      "config.json")("weights", po::value(&r.weights),
+                     "checkpoint (default: seeded weights)")(
+      "input", po::value(&r.input)->required(), "input safetensors file")(
+      "output", po::value(&r.output)->required(), "output safetensors file")(
+      "dtype", po::value(&r.dtype)->default_value("float32"),
+      "float32, float16 or bfloat16")("json", po::bool_switch(&r.json),
+                                      "print JSON")(
+      "verbose", po::bool_switch(&r.verbose),
+      "keep libtorch's full error text");
+  tools::add_seed_option(options, "seed", &r.seed,
+                         "seed of seeded weights (default 0)");
+  tools::add_host_options(options, r.host);
+  if (tools::wants_help(args)) {
+    parsed.help = tools::help_text(options);
+    return parsed;
+  }
+  tools::parse_args(args, options);
+  bool known = false;
+  for (const char* c : kComponents) known = known || r.component == c;
+  if (!known)
+    throw tools::UsageError(fmt::format(
+        "--component {}: give text_encoder, transformer, vae_encoder or "
+        "vae_decoder",
+        r.component));
+  if (r.dtype != "float32" && r.dtype != "float16" && r.dtype != "bfloat16")
+    throw tools::UsageError(
+        fmt::format("--dtype {}: give float32, float16 or bfloat16", r.dtype));
+  return parsed;
+}
+
+at::ScalarType scalar_type(const std::string& dtype) {
+  return dtype == "float16"    ? at::kHalf
+         : dtype == "bfloat16" ? at::kBFloat16
+                               : at::kFloat;
+}
+
+/// The named tensor of the input file; `required` ones must be there.
+at::Tensor input_tensor(const mold::SafetensorsFile& file,
+                        const std::string& name, bool required) {
+  if (!file.contains(name)) {
+    if (!required) return {};
+    std::string present;
+    for (const auto& n : file.names())
+      present += (present.empty() ? "" : ", ") + n;
+    throw mold::InvalidArgument(
+        fmt::format("{}: no tensor '{}'; it has: {}", file.path().string(),
+                    name, present.empty() ? "none" : present));
+  }
+  return file.tensor(name);
+}
+
+at::Tensor as_float(const at::Tensor& t, at::ScalarType dtype) {
+  return t.is_floating_point() ? t.to(dtype) : t;
+}
+
+/// Seeds or loads `module`; returns the description of its weights and the
+/// load warning.
+std::pair<std::string, std::string> give_weights(mold::Module& module,
+                                                 const RunComponentRequest& r) {
+  const at::ScalarType dtype = scalar_type(r.dtype);
+  if (r.weights.empty()) {
+    module.init_from_seed(r.seed, c10::Device(c10::kCPU), dtype);
+    return {fmt::format("seeded (seed {})", r.seed), ""};
+  }
+  const mold::WeightSet weights = mold::WeightSet::open(r.weights);
+  mold::LoadOptions options;
+  options.prefix = module.stored_prefix(weights);
+  const mold::LoadReport report =
+      module.load(weights, c10::Device(c10::kCPU), dtype, options);
+  return {weights.origin().string(), report.warning()};
+}
+
+RunComponentResult run(const tools::Host& host, const RunComponentRequest& r) {
+  const mold::ModelFamily* family = host.registry->family(r.family);
+  if (!family) {
+    std::string known;
+    for (const auto* f : host.registry->families())
+      known += (known.empty() ? "" : ", ") + f->name;
+    throw mold::InvalidArgument(
+        fmt::format("--family {}: no such family; the loaded plugins have: {}",
+                    r.family, known.empty() ? "none" : known));
+  }
+  const mold::SafetensorsFile input = mold::SafetensorsFile::open(r.input);
+  const at::ScalarType dtype = scalar_type(r.dtype);
+  const mold::ArchSpec arch = mold::ArchSpec::parse(r.arch);
+  RunComponentResult result;
+  std::vector<std::pair<std::string, at::Tensor>> outputs;
+  at::NoGradGuard no_grad;
+  const auto started = std::chrono::steady_clock::now();
+  auto missing = [&](const char* what) {
+    return mold::InvalidArgument(
+        fmt::format("--family {} has no {} in this build", r.family, what));
+  };
+  if (r.component == "text_encoder") {
+    if (!family->make_text_encoder) throw missing("text encoder");
+    auto encoder = family->make_text_encoder(arch);
+    std::tie(result.weights, result.warning) = give_weights(*encoder, r);
+    at::Tensor ids = input_tensor(input, "input_ids", true);
+    at::Tensor mask = input_tensor(input, "attention_mask", false);
+    if (!mask.defined()) mask = at::ones_like(ids);
+    outputs.emplace_back("hidden_states", encoder->encode(ids, mask));
+  } else if (r.component == "transformer") {
+    if (!family->make_transformer) throw missing("transformer");
+    auto model = family->make_transformer(arch);
+    std::tie(result.weights, result.warning) = give_weights(*model, r);
+    mold::DenoiserInput in;
+    in.latents = as_float(input_tensor(input, "latents", true), dtype);
+    in.timestep =
+        input_tensor(input, "timestep", true).to(at::kFloat).reshape({-1});
+    in.text = as_float(input_tensor(input, "text", true), dtype);
+    in.text_mask = input_tensor(input, "text_mask", false);
+    if (!in.text_mask.defined())
+      in.text_mask = at::ones({in.text.size(0), in.text.size(1)},
+                              at::TensorOptions().dtype(at::kBool));
+    in.text_mask = in.text_mask.to(at::kBool);
+    outputs.emplace_back("output", model->forward(in));
+  } else {
+    if (!family->make_vae) throw missing("VAE");
+    if (arch.name == "config")
+      throw mold::InvalidArgument(
+          "--arch: the VAEs have the built-in architectures only ('default', "
+          "'tiny')");
+    auto vae = family->make_vae(arch.name, r.seed);
+    if (!r.weights.empty()) {
+      std::tie(result.weights, result.warning) = give_weights(*vae, r);
+    } else {
+      vae->to(c10::Device(c10::kCPU), dtype);
+      result.weights = fmt::format("seeded (seed {})", r.seed);
+    }
+    mold::VaeRunOptions options;
+    if (r.component == "vae_encoder")
+      outputs.emplace_back(
+          "latent",
+          vae->encode(as_float(input_tensor(input, "sample", true), dtype),
+                      options));
+    else
+      outputs.emplace_back(
+          "sample",
+          vae->decode(as_float(input_tensor(input, "latent", true), dtype),
+                      options));
+  }
+  result.seconds =
+      std::chrono::duration<double>(std::chrono::steady_clock::now() - started)
+          .count();
+  for (const auto& [name, t] : outputs)
+    result.outputs.emplace_back(name, t.sizes().vec());
+  mold::save_safetensors(r.output, outputs,
+                         {{"family", r.family},
+                          {"component", r.component},
+                          {"arch", arch.describe()},
+                          {"weights", result.weights}});
+  return result;
+}
+
+void print(const RunComponentRequest& r, const RunComponentResult& result) {
+  if (!result.warning.empty())
+    std::cerr << fmt::format("molddiag run-component: warning: {}\n",
+                             result.warning);
+  if (r.json) {
+    nlohmann::json out = {
+        {"family", r.family},       {"component", r.component},
+        {"arch", r.arch},           {"weights", result.weights},
+        {"dtype", r.dtype},         {"output", r.output},
+        {"seconds", result.seconds}};
+    out["tensors"] = nlohmann::json::object();
+    for (const auto& [name, shape] : result.outputs)
+      out["tensors"][name] = shape;
+    tools::print_json(std::cout, out);
+    return;
+  }
+  for (const auto& [name, shape] : result.outputs)
+    std::cout << fmt::format("{} {} ({}): {} {} -> {} in {:.3f} s\n", r.family,
+                             r.component, result.weights, name,
+                             c10::str(at::IntArrayRef(shape)), r.output,
+                             result.seconds);
+}
+
+}  // namespace
+
+int run_component_command(const std::vector<std::string>& args) {
+  const auto parsed = parse(args);
+  if (parsed.help) {
+    std::cout << *parsed.help;
+    return tools::kOk;
+  }
+  const RunComponentRequest& request = parsed.request;
+  const tools::Host host = tools::open_host(request.host);
+  tools::warn_load_errors(*host.registry, kPluginsCommand);
+  FailureContext failure;
+  failure.registry = host.registry.get();
+  failure.verbose = request.verbose;
+  RunComponentResult result;
+  try {
+    result = run(host, request);
+  } catch (const mold::Error&) {
+    throw;
+  } catch (...) {
+    tools::rethrow_readable(failure);
+  }
+  print(request, result);
+  return tools::kOk;
+}
+
+}  // namespace molddiag
