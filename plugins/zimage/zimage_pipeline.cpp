@@ -130,7 +130,7 @@ class ZImagePipeline final : public mold::Pipeline {
     const int default_size = arch_ == "tiny" ? 256 : 1024;
     if (r.width == 0) r.width = default_size;
     if (r.height == 0) r.height = default_size;
-    if (r.steps == 0) r.steps = 9;      // Z-Image-Turbo's 8 model evaluations
+    if (r.steps == 0) r.steps = 8;      // Z-Image-Turbo's 8 model evaluations
     if (!r.guidance) r.guidance = 0.0;  // Turbo is distilled: no CFG
     for (auto [flag, value] :
          {std::pair<const char*, int>{"--width", r.width},
@@ -159,7 +159,7 @@ class ZImagePipeline final : public mold::Pipeline {
 
   std::vector<mold::PlannedPhase> plan(
       const mold::GenerateRequest& r) const override {
-    const bool cfg = *r.guidance > 1;
+    const bool cfg = uses_cfg(r);
     const int prompt_tokens = int(prompt_ids(r.prompt).size());
     std::vector<mold::PlannedPhase> phases;
     phases.push_back({std::string(mold::ops::kTextEncode), "text_encoder",
@@ -184,7 +184,7 @@ class ZImagePipeline final : public mold::Pipeline {
                                 std::uint64_t seed,
                                 mold::RunContext& context) override {
     const std::vector<mold::PlannedPhase> phases = plan(r);
-    const bool cfg = *r.guidance > 1;
+    const bool cfg = uses_cfg(r);
     std::size_t next = 0;
 
     at::Tensor text = encode(phases[next++], r.prompt, context);
@@ -207,12 +207,23 @@ class ZImagePipeline final : public mold::Pipeline {
           static_cast<const mold::ModuleComponent&>(component).module());
       const c10::Device device = model.device();
       const long image_tokens = long(lh / 2) * long(lw / 2);
-      const mold::FlowMatchSchedule schedule = mold::flow_match_schedule(
-          scheduler_, r.steps, 0.0,
-          scheduler_.use_dynamic_shifting
-              ? std::optional<double>(
-                    mold::flow_match_mu(scheduler_, image_tokens))
-              : std::nullopt);
+      // The pipeline's own sigmas, linspace(1, 1/steps, steps) (torch's, in
+      // float32), through the scheduler's set_timesteps(sigmas=...): every
+      // step a model evaluation.
+      const at::Tensor linspace =
+          at::linspace(1.0, 1.0 / r.steps, r.steps,
+                       at::TensorOptions().dtype(at::kFloat))
+              .contiguous();
+      const std::vector<float> sigmas(
+          linspace.data_ptr<float>(),
+          linspace.data_ptr<float>() + linspace.numel());
+      const mold::FlowMatchSchedule schedule =
+          mold::flow_match_schedule_from_sigmas(
+              scheduler_, sigmas,
+              scheduler_.use_dynamic_shifting
+                  ? std::optional<double>(
+                        mold::flow_match_mu(scheduler_, image_tokens))
+                  : std::nullopt);
       at::NoGradGuard no_grad;
       latents = latents.to(device);
       at::Tensor text_batch = text.to(device);
@@ -237,7 +248,7 @@ class ZImagePipeline final : public mold::Pipeline {
       for (int i = 0; i < schedule.steps(); ++i) {
         const float delta = schedule.delta(i);
         // A step whose sigma does not change leaves the latents as they are
-        // (x + 0 * v): Z-Image-Turbo's last of 9 steps. Skip the model.
+        // (x + 0 * v): skip the model.
         if (delta != 0.0f) {
           const float t = schedule.timesteps[i];
           mold::DenoiserInput input;
@@ -297,6 +308,13 @@ class ZImagePipeline final : public mold::Pipeline {
   }
 
  private:
+  /// Z-Image's guidance is pos + g * (pos - neg): any g above 0 needs the
+  /// negative prompt's pass (diffusers: do_classifier_free_guidance is
+  /// guidance_scale > 0).
+  static bool uses_cfg(const mold::GenerateRequest& r) {
+    return *r.guidance > 0;
+  }
+
   /// The registered VAE estimators describe the published VAE (channels
   /// 128/256/512/512); the tiny one (32/32/64/64) keeps a quarter of the
   /// channels at full resolution, where the decode's peak is.

@@ -97,6 +97,14 @@ TEST_CASE("mold run --plan lists every phase and runs nothing",
   REQUIRE(plan["phases"].size() == 3);
   CHECK(plan["phases"][1]["phase"] == "denoise");
   CHECK(plan["phases"][1]["estimate_bytes"].get<long>() > 0);
+  // Z-Image's guidance is pos + g * (pos - neg): any g above 0 encodes the
+  // negative prompt too (diffusers' threshold), 1 and below included.
+  r = run_mold(tiny_args(out, {"--plan", "--json", "--guidance", "0.5"}));
+  REQUIRE(r.exit_code == 0);
+  const auto guided = nlohmann::json::parse(r.out);
+  REQUIRE(guided["phases"].size() == 4);
+  CHECK(guided["phases"][1]["phase"] == "text_encode");
+  CHECK(guided["phases"][2]["phase"] == "denoise");
 }
 
 TEST_CASE("mold run --json reports each phase with its memory", "[mold][run]") {

@@ -75,3 +75,44 @@ TEST_CASE("scheduler_config.json: values read, unsupported options named",
                         R"({"shift": -1})", "scheduler_config.json")),
                     Catch::Contains("positive"));
 }
+
+TEST_CASE("Z-Image's own sigmas: linspace(1, 1/8, 8), shifted, in float32",
+          "[scheduler]") {
+  // diffusers' ZImagePipeline passes sigmas = linspace(1, 1/steps, steps)
+  // to set_timesteps(sigmas=...); the values below are what its
+  // FlowMatchEulerDiscreteScheduler then holds (float32), and the same 8
+  // model evaluations as the 9-step schedule ending at sigma 0 above.
+  const std::vector<float> linspace = {1.0f, 0.875f, 0.75f, 0.625f,
+                                       0.5f, 0.375f, 0.25f, 0.125f};
+  const auto schedule = mold::flow_match_schedule_from_sigmas(
+      FlowMatchConfig::zimage_turbo(), linspace);
+  const std::vector<float> expected = {1.0f,       0.95454544f, 0.9f,
+                                       0.8333333f, 0.75f,       0.64285713f,
+                                       0.5f,       0.3f,        0.0f};
+  CHECK(schedule.sigmas == expected);
+  REQUIRE(schedule.steps() == 8);
+  CHECK(schedule.timesteps[1] == 954.54541015625f);
+  const auto nine =
+      mold::flow_match_schedule(FlowMatchConfig::zimage_turbo(), 9, 0.0);
+  for (int i = 0; i < 8; ++i) CHECK(schedule.sigmas[i] == nine.sigmas[i]);
+
+  // Two steps: 1 -> 0.75 -> 0 (not 1 -> 0 -> 0).
+  CHECK(mold::flow_match_schedule_from_sigmas(FlowMatchConfig::zimage_turbo(),
+                                              {1.0f, 0.5f})
+            .sigmas == std::vector<float>{1.0f, 0.75f, 0.0f});
+
+  FlowMatchConfig dynamic;
+  dynamic.use_dynamic_shifting = true;
+  const auto shifted = mold::flow_match_schedule_from_sigmas(
+      dynamic, linspace, mold::flow_match_mu(dynamic, 1024));
+  CHECK(shifted.sigmas[1] == Approx(0.929295f).epsilon(1e-7));
+  CHECK(shifted.sigmas[7] == Approx(0.21149956f).epsilon(1e-7));
+  CHECK_THROWS_WITH(mold::flow_match_schedule_from_sigmas(dynamic, linspace),
+                    Catch::Contains("mu"));
+  CHECK_THROWS_AS(mold::flow_match_schedule_from_sigmas(
+                      FlowMatchConfig::zimage_turbo(), {}),
+                  mold::InvalidArgument);
+  CHECK_THROWS_AS(mold::flow_match_schedule_from_sigmas(
+                      FlowMatchConfig::zimage_turbo(), {1.0f, 0.0f}),
+                  mold::InvalidArgument);
+}

@@ -88,10 +88,10 @@ tools::Parsed<RunRequest> parse(const std::vector<std::string>& args) {
                          "noise seed of the first image (default 0)");
   options.add_options()(
       "guidance", po::value(&r.guidance),
-      "classifier-free guidance scale; above 1 runs the negative prompt too "
-      "(default: the model's; Z-Image-Turbo: 0, none)")(
-      "negative", po::value(&g.negative_prompt),
-      "negative prompt (with --guidance above 1)")(
+      "classifier-free guidance scale; guidance runs the negative prompt too "
+      "(Z-Image: any scale above 0) (default: the model's; Z-Image-Turbo: 0, "
+      "none)")("negative", po::value(&g.negative_prompt),
+               "negative prompt (when --guidance turns guidance on)")(
       "output,o", po::value(&r.output)->default_value("."),
       "directory for the images")(
       "dtype", po::value(&r.dtype),

@@ -106,4 +106,40 @@ FlowMatchSchedule flow_match_schedule(const FlowMatchConfig& c, int steps,
   return schedule;
 }
 
+FlowMatchSchedule flow_match_schedule_from_sigmas(
+    const FlowMatchConfig& c, const std::vector<float>& sigmas,
+    std::optional<double> mu) {
+  if (sigmas.empty() || sigmas.size() > 1000)
+    throw InvalidArgument(fmt::format(
+        "{} sigmas are out of range: give 1 to 1000 steps", sigmas.size()));
+  if (c.use_dynamic_shifting && !mu)
+    throw InvalidArgument(
+        "the scheduler uses dynamic shifting: mu (from the image size) is "
+        "needed");
+  std::vector<float> s = sigmas;
+  for (float& sigma : s) {
+    if (!(sigma > 0 && sigma <= 1))
+      throw InvalidArgument(
+          fmt::format("sigma {} must be in (0, 1]", double(sigma)));
+    // numpy on a float32 array with Python floats: float32 throughout.
+    if (c.use_dynamic_shifting) {
+      const float e = float(std::exp(*mu));
+      sigma = e / (e + (1.0f / sigma - 1.0f));
+    } else {
+      sigma = float(c.shift) * sigma / (1.0f + float(c.shift - 1) * sigma);
+    }
+  }
+  if (c.shift_terminal) {
+    const float scale = float((1.0f - s.back()) / (1 - *c.shift_terminal));
+    for (float& sigma : s) sigma = 1.0f - (1.0f - sigma) / scale;
+  }
+  FlowMatchSchedule schedule;
+  for (float sigma : s) {
+    schedule.sigmas.push_back(sigma);
+    schedule.timesteps.push_back(sigma * float(c.num_train_timesteps));
+  }
+  schedule.sigmas.push_back(0.0f);
+  return schedule;
+}
+
 }  // namespace mold

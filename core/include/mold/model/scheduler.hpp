@@ -45,8 +45,10 @@ struct FlowMatchSchedule {
 /// (max_image_seq_len, max_shift).
 double flow_match_mu(const FlowMatchConfig& config, long image_tokens);
 
-/// The schedule for `steps` steps from sigma_max = 1 to `sigma_min` (Z-Image's
-/// pipeline sets 0), shifted by the config's shift, or by time_shift(mu) when
+/// The schedule for `steps` steps from sigma_max = 1 to `sigma_min` (the
+/// scheduler's own set_timesteps(steps); diffusers' Z-Image pipeline set
+/// sigma_min 0 until it passed its own sigmas), shifted by the config's shift,
+/// or by time_shift(mu) when
 /// dynamic shifting is on (mu required then: InvalidArgument without it).
 /// Computed in double and rounded to float as the reference does (numpy
 /// float64, then float32). Throws InvalidArgument for steps outside
@@ -54,5 +56,15 @@ double flow_match_mu(const FlowMatchConfig& config, long image_tokens);
 FlowMatchSchedule flow_match_schedule(const FlowMatchConfig& config, int steps,
                                       double sigma_min,
                                       std::optional<double> mu = {});
+
+/// The schedule for the given sigmas (set_timesteps(sigmas=...), what
+/// Z-Image's pipeline passes: linspace(1, 1/steps, steps)): shifted by the
+/// config's shift or by time_shift(mu) as flow_match_schedule, then stretched
+/// to shift_terminal, in float32 as the reference computes on its float32
+/// array; a final sigma 0 appended. Throws InvalidArgument for 0 or more than
+/// 1000 sigmas, or a sigma outside (0, 1].
+FlowMatchSchedule flow_match_schedule_from_sigmas(
+    const FlowMatchConfig& config, const std::vector<float>& sigmas,
+    std::optional<double> mu = {});
 
 }  // namespace mold
