@@ -7,6 +7,7 @@
 #include <mold/model/vae.hpp>
 #include <mold/plugin/plugin.hpp>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "qwen_image_vae.hpp"
@@ -27,8 +28,10 @@ std::vector<std::string> qwen_image_hints(const mold::ModelFamily& /*family*/,
 }
 
 void register_all(mold::Registrar& registrar) {
+  mold::FamilyFactories factories;
+  factories.vae = qwen_image::make_qwen_image_vae;
   mold::register_family_from_data_files(registrar, kFamily, qwen_image_hints,
-                                        {qwen_image::make_qwen_image_vae});
+                                        std::move(factories));
 }
 
 }  // namespace

@@ -1,9 +1,11 @@
 #pragma once
 // Working-memory estimators of Z-Image's text encoder (Qwen3) and denoiser
 // (S3-DiT), from the architecture's sizes: the activations that live at once
-// (per token, linear), the attention scores (per token pair: mold runs math
-// attention, O(tokens^2)) and the feed-forward's hidden states. Weights are
-// not working memory: the model cache counts them as the component's bytes.
+// (linear in the tokens) and the attention's scores (per token pair: mold
+// runs math attention, O(tokens^2); the transformer's in chunks of query
+// rows). The constants were fitted on measurements (zimage_estimators.cpp).
+// Weights are not working memory: the model cache counts them as the
+// component's bytes.
 
 #include <mold/estimate/estimate.hpp>
 #include <mold/estimate/workload.hpp>
@@ -16,7 +18,7 @@ struct TextEncoderDims {
   long hidden = 0, intermediate = 0, heads = 0, kv_heads = 0, head_dim = 0;
 };
 struct TransformerDims {
-  long dim = 0, heads = 0, ffn = 0, latent_channels = 16;
+  long dim = 0, heads = 0;
 };
 
 /// The published architecture's and the tiny one's ("default", "tiny");

@@ -527,7 +527,11 @@ at::Tensor ZImageTransformer::forward(const DenoiserInput& input) const {
     std::vector<at::Tensor> items;
     int64_t offset = 0;
     for (int64_t i = 0; i < batch; ++i) {
-      std::vector<at::Tensor> parts{embedded.narrow(0, offset, counts[i])};
+      // Built with reserve + push_back: GCC 12 warns (-Warray-bounds, a false
+      // positive) when a one-element initializer list is grown.
+      std::vector<at::Tensor> parts;
+      parts.reserve(3);
+      parts.push_back(embedded.narrow(0, offset, counts[i]));
       offset += counts[i];
       if (cap_lens[i] > counts[i])
         parts.push_back(
