@@ -262,3 +262,21 @@ TEST_CASE("molddiag tiling reports every run", "[cli][vae]") {
     }
   }
 }
+
+TEST_CASE("molddiag calibrate reports the allocator's peak and the RSS peak",
+          "[cli][vae][calibrate]") {
+  const auto r =
+      molddiag({"calibrate", "--family", "zimage", "--op", "vae_decode",
+                "--arch", "tiny", "--sizes", "32,64", "--json"});
+  INFO(r.err);
+  REQUIRE(r.exit_code == 0);
+  const auto j = nlohmann::json::parse(r.out);
+  REQUIRE(j["points"].size() == 2);
+  for (const auto& point : j["points"]) {
+    CHECK(point["peak_bytes"].get<double>() > 0);
+    CHECK(point.contains("rss_peak_bytes"));
+  }
+  // The process grows for the first point at least (libtorch's first
+  // kernels, oneDNN's scratch): /proc can tell it on Linux.
+  CHECK(j["points"][0]["rss_peak_bytes"].get<double>() > 0);
+}

@@ -3,6 +3,8 @@
 #include <unistd.h>
 
 #include <fstream>
+#include <limits>
+#include <string>
 
 namespace mold {
 
@@ -11,6 +13,26 @@ Bytes read_host_rss() {
   Bytes size_pages = 0, resident_pages = 0;
   if (!(statm >> size_pages >> resident_pages)) return 0;
   return resident_pages * Bytes(sysconf(_SC_PAGESIZE));
+}
+
+Bytes read_host_peak_rss() {
+  std::ifstream status("/proc/self/status");
+  std::string key;
+  while (status >> key) {
+    if (key == "VmHWM:") {
+      Bytes kib = 0;
+      return status >> kib ? kib * 1024 : 0;
+    }
+    status.ignore(std::numeric_limits<std::streamsize>::max(), '\n');
+  }
+  return 0;
+}
+
+bool reset_host_peak_rss() {
+  std::ofstream clear_refs("/proc/self/clear_refs");
+  clear_refs << "5";
+  clear_refs.flush();
+  return bool(clear_refs);
 }
 
 }  // namespace mold

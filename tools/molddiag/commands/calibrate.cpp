@@ -13,6 +13,7 @@
 #include <iostream>
 #include <mold/base/error.hpp>
 #include <mold/base/file_io.hpp>
+#include <mold/base/memory_stats.hpp>
 #include <mold/device/cpu_backend.hpp>
 #include <mold/estimate/workload.hpp>
 #include <mold/model/vae.hpp>
@@ -50,6 +51,10 @@ struct Point {
   mold::Bytes peak;
   double implied;  // peak / (pixels x element size)
   double seconds;
+  /// The process's peak resident set during the run above its resident set
+  /// before it (0 where /proc cannot say): what the tracking allocator sees
+  /// plus what it does not (oneDNN's scratch, allocator slack, code pages).
+  mold::Bytes rss_peak = 0;
 };
 
 struct CalibrateResult {
@@ -219,6 +224,8 @@ CalibrateResult run(const tools::Host& host, const CalibrateRequest& request,
                            generator, at::kFloat)
                : at::rand({1, 3, size, size}, generator, at::kFloat) * 2 - 1;
     const mold::Bytes live = cpu->stats().allocated;
+    const mold::Bytes rss_before = mold::read_host_rss();
+    const bool rss_peak_known = mold::reset_host_peak_rss();
     cpu->reset_peak();
     const auto start = std::chrono::steady_clock::now();
     {
@@ -229,8 +236,10 @@ CalibrateResult run(const tools::Host& host, const CalibrateRequest& request,
         std::chrono::duration<double>(std::chrono::steady_clock::now() - start)
             .count();
     const mold::Bytes peak = cpu->stats().peak_allocated - live;
+    const mold::Bytes rss_peak = mold::read_host_peak_rss();
     points.push_back(
-        {size, peak, double(peak) / (double(size) * size * 4), seconds});
+        {size, peak, double(peak) / (double(size) * size * 4), seconds,
+         rss_peak_known && rss_peak > rss_before ? rss_peak - rss_before : 0});
     if (on_point) on_point(points.back());
   }
   double max_k = 0;
@@ -264,9 +273,21 @@ CalibrateResult run(const tools::Host& host, const CalibrateRequest& request,
 }
 
 void print_point(const Point& p) {
+  const std::string rss =
+      p.rss_peak > p.peak
+          ? fmt::format(
+                "process RSS peak +{}, {} of it not seen by the "
+                "tracking allocator",
+                mold::format_bytes(p.rss_peak),
+                mold::format_bytes(p.rss_peak - p.peak))
+          : fmt::format(
+                "process RSS peak +{} (memory reused from earlier "
+                "runs)",
+                mold::format_bytes(p.rss_peak));
   std::cout << fmt::format(
-      "  {}x{}: peak {} ({} bytes), {:.1f} bytes/px/elem-byte, {:.1f} s\n",
-      p.size, p.size, mold::format_bytes(p.peak), p.peak, p.implied, p.seconds);
+      "  {}x{}: peak {} ({} bytes), {:.1f} bytes/px/elem-byte, {:.1f} s; {}\n",
+      p.size, p.size, mold::format_bytes(p.peak), p.peak, p.implied, p.seconds,
+      rss);
 }
 
 nlohmann::json to_json(const CalibrateRequest& request,
@@ -281,7 +302,8 @@ nlohmann::json to_json(const CalibrateRequest& request,
     out["points"].push_back({{"size", p.size},
                              {"peak_bytes", p.peak},
                              {"bytes_per_pixel", p.implied},
-                             {"seconds", p.seconds}});
+                             {"seconds", p.seconds},
+                             {"rss_peak_bytes", p.rss_peak}});
   return out;
 }
 

@@ -26,4 +26,11 @@ struct MemoryStats {
 /// unavailable.
 Bytes read_host_rss();
 
+/// The peak resident set size of this process (VmHWM of /proc/self/status)
+/// since it started or since reset_host_peak_rss(); 0 where unavailable.
+Bytes read_host_peak_rss();
+/// Restarts the peak from the current resident set size (writes 5 to
+/// /proc/self/clear_refs); false where the kernel does not allow it.
+bool reset_host_peak_rss();
+
 }  // namespace mold
