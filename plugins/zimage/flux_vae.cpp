@@ -71,7 +71,8 @@ class FluxVae final : public Vae {
         h = downsample(h, block + ".downsamplers.0.conv", o);
     }
     h = mid(h, "encoder.mid_block", o);
-    h = at::silu(norm(h, "encoder.conv_norm_out"));
+    h = norm(h, "encoder.conv_norm_out");
+    at::silu_(h);
     h = conv_named(h, "encoder.conv_out", 1, 1, o);
     return h.narrow(1, 0, latent_channels())
         .contiguous();  // the mean; logvar follows
@@ -90,7 +91,8 @@ class FluxVae final : public Vae {
       if (i + 1 < channels_.size())
         h = upsample(h, block + ".upsamplers.0.conv", o);
     }
-    h = at::silu(norm(h, "decoder.conv_norm_out"));
+    h = norm(h, "decoder.conv_norm_out");
+    at::silu_(h);
     return conv_named(h, "decoder.conv_out", 1, 1,
                       o);  // no clamp in this model
   }
@@ -142,15 +144,18 @@ class FluxVae final : public Vae {
   }
   at::Tensor resnet(const at::Tensor& x, const std::string& prefix,
                     const VaeRunOptions& o) const {
-    at::Tensor h = conv_named(at::silu(norm(x, prefix + ".norm1")),
-                              prefix + ".conv1", 1, 1, o);
-    h = conv_named(at::silu(norm(h, prefix + ".norm2")), prefix + ".conv2", 1,
-                   1, o);
-    const at::Tensor shortcut =
-        has(prefix + ".conv_shortcut.weight")
-            ? conv_named(x, prefix + ".conv_shortcut", 1, 0, o)
-            : x;
-    return shortcut + h;
+    // Each temporary is dropped as soon as the next one exists (and SiLU
+    // and the residual sum are in place), so that no more activations are
+    // live at once than in diffusers' block; the arithmetic is unchanged.
+    at::Tensor h = norm(x, prefix + ".norm1");
+    at::silu_(h);
+    h = conv_named(h, prefix + ".conv1", 1, 1, o);
+    h = norm(h, prefix + ".norm2");
+    at::silu_(h);
+    h = conv_named(h, prefix + ".conv2", 1, 1, o);
+    if (has(prefix + ".conv_shortcut.weight"))
+      return conv_named(x, prefix + ".conv_shortcut", 1, 0, o).add_(h);
+    return h.add_(x);
   }
   at::Tensor attention_block(const at::Tensor& x, const std::string& prefix,
                              const VaeRunOptions& o) const {
@@ -165,7 +170,7 @@ class FluxVae final : public Vae {
     at::Tensor out = attention(linear(tokens, ".to_q"), linear(tokens, ".to_k"),
                                linear(tokens, ".to_v"), o);
     out = linear(out, ".to_out.0");
-    return out.transpose(1, 2).reshape({b, c, hgt, wid}) + x;
+    return out.transpose(1, 2).reshape({b, c, hgt, wid}).add_(x);
   }
   at::Tensor mid(const at::Tensor& x, const std::string& prefix,
                  const VaeRunOptions& o) const {

@@ -326,10 +326,10 @@ class ZImagePipeline final : public mold::Pipeline {
 
   /// The registered VAE estimators describe the published VAE (channels
   /// 128/256/512/512). The tiny one's constant was measured the same way on
-  /// the cpu backend: 192-199 bytes per pixel per element byte from 64x64 to
+  /// the cpu backend: 128-134 bytes per pixel per element byte from 64x64 to
   /// 512x512 (mold run --tiny --json, float32), + 5%.
   mold::Estimate tiny_vae_estimate(const mold::GenerateRequest& r) const {
-    constexpr double kBytesPerPixel = 209;
+    constexpr double kBytesPerPixel = 141;
     mold::Estimate e;
     const double bytes = kBytesPerPixel * r.width * r.height *
                          double(mold::dtype_size(options_.dtype));

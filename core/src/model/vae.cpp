@@ -100,14 +100,19 @@ at::Tensor Vae::attention(const at::Tensor& q, const at::Tensor& k,
     chunk = std::max<int64_t>(
         1, int64_t(options.workspace_bound / std::max<Bytes>(per_row, 1)));
   }
-  if (chunk >= n) return at::softmax(at::matmul(q, kt) * scale, -1).matmul(v);
+  // Scores scaled in place and dropped once softmaxed: two n x n buffers
+  // live at once, not three (the product, its scaled copy, the softmax).
+  auto attend = [&](const at::Tensor& queries) {
+    at::Tensor scores = at::matmul(queries, kt);
+    scores.mul_(scale);
+    scores = at::softmax(scores, -1);
+    return scores.matmul(v);
+  };
+  if (chunk >= n) return attend(q);
   at::Tensor out = at::empty_like(q);
   for (int64_t start = 0; start < n; start += chunk) {
     const int64_t rows = std::min(chunk, n - start);
-    out.narrow(-2, start, rows)
-        .copy_(
-            at::softmax(at::matmul(q.narrow(-2, start, rows), kt) * scale, -1)
-                .matmul(v));
+    out.narrow(-2, start, rows).copy_(attend(q.narrow(-2, start, rows)));
   }
   return out;
 }
