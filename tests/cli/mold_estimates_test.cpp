@@ -33,8 +33,8 @@ TEST_CASE("tiny Z-Image estimates cover measured peaks within 1.00-1.10",
     TempDir out;
     const auto r = run_mold({"run", "z-image-turbo", words(c.prompt_words),
                              "--tiny", "--width", std::to_string(c.size),
-                             "--height", std::to_string(c.size), "--steps",
-                             "1", "--json", "--output", out.path()});
+                             "--height", std::to_string(c.size), "--steps", "1",
+                             "--json", "--output", out.path()});
     INFO(r.err);
     REQUIRE(r.exit_code == 0);
     const auto report = nlohmann::json::parse(r.out);
