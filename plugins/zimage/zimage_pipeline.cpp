@@ -16,6 +16,9 @@
 #include <mold/runtime/module_component.hpp>
 #include <mold/runtime/vae_runner.hpp>
 
+#include "qwen3_text_encoder.hpp"
+#include "zimage_transformer.hpp"
+
 namespace zimage {
 
 namespace fs = std::filesystem;
@@ -92,9 +95,17 @@ class ZImagePipeline final : public mold::Pipeline {
     };
     std::unique_ptr<mold::TextEncoder> text_encoder =
         factories.text_encoder(arch_of("text_encoder"));
-    text_hidden_ = text_encoder->hidden_size();
     std::unique_ptr<mold::Denoiser> transformer =
         factories.transformer(arch_of("transformer"));
+    if (const auto* qwen3 =
+            dynamic_cast<const Qwen3TextEncoder*>(text_encoder.get()))
+      text_dims_ = {long(qwen3->config().hidden_size),
+                    long(qwen3->config().num_attention_heads)};
+    if (const auto* dit =
+            dynamic_cast<const ZImageTransformer*>(transformer.get()))
+      transformer_dims_ = {long(dit->config().dim),
+                           long(dit->config().n_heads)};
+    estimators_ = factories.estimators;
     // Declared only: each component seeds or loads its weights when the cache
     // first acquires it, under the memory limit like everything else.
     std::unique_ptr<mold::Vae> vae = factories.vae(
@@ -186,6 +197,17 @@ class ZImagePipeline final : public mold::Pipeline {
     phases.push_back(planned(mold::ops::kVaeDecode, "vae",
                              workload(mold::ops::kVaeDecode, r, 1, 0), 0));
     if (arch_ != "default") phases.back().estimate = tiny_vae_estimate(r);
+    // The registered estimators know the built-in architectures; a model
+    // directory's is estimated here, from the sizes its config.json gave.
+    if (options_.model_dir && estimators_) {
+      for (auto& phase : phases) {
+        if (phase.phase == mold::ops::kTextEncode && text_dims_.hidden)
+          phase.estimate = estimators_->text_encode(phase.workload, text_dims_);
+        if (phase.phase == mold::ops::kDenoise && transformer_dims_.dim)
+          phase.estimate =
+              estimators_->denoise(phase.workload, transformer_dims_);
+      }
+    }
     return phases;
   }
 
@@ -399,7 +421,9 @@ class ZImagePipeline final : public mold::Pipeline {
   std::string arch_;
   std::shared_ptr<const mold::BpeTokenizer> tokenizer_;
   mold::FlowMatchConfig scheduler_;
-  int64_t text_hidden_ = 0;
+  TextEncoderDims text_dims_;
+  TransformerDims transformer_dims_;
+  std::shared_ptr<const ZImageEstimators> estimators_;
   std::shared_ptr<mold::ModuleComponent> text_encoder_, transformer_, vae_;
 };
 

@@ -9,6 +9,8 @@
 #include <mold/catalog/model_family.hpp>
 #include <mold/runtime/pipeline.hpp>
 
+#include "zimage_estimators.hpp"
+
 namespace zimage {
 
 struct PipelineFactories {
@@ -19,6 +21,9 @@ struct PipelineFactories {
   /// The tokenizer files shipped with the plugin (for seeded weights).
   std::filesystem::path tokenizer_json;
   std::filesystem::path tokenizer_config;
+  /// The text_encode and denoise estimators, for architectures the
+  /// registered ones do not know (a config.json's).
+  std::shared_ptr<const ZImageEstimators> estimators;
 };
 
 std::unique_ptr<mold::Pipeline> make_zimage_pipeline(

@@ -1,8 +1,10 @@
 // The zimage family plugin: Z-Image-Turbo, its component sizes
-// (zimage.models.toml) and VAE working-memory estimators
-// (zimage.calibration.toml).
+// (zimage.models.toml) and working-memory estimators (zimage.calibration.toml:
+// the VAE's per pixel, the text encoder's and denoiser's per token).
 
+#include <memory>
 #include <mold/catalog/model_catalog.hpp>
+#include <mold/estimate/calibration.hpp>
 #include <mold/estimate/workload.hpp>
 #include <mold/model/vae.hpp>
 #include <mold/plugin/plugin.hpp>
@@ -41,16 +43,24 @@ void register_all(mold::Registrar& registrar) {
   factories.vae = zimage::make_flux_vae;
   factories.text_encoder = zimage::make_qwen3_text_encoder;
   factories.transformer = zimage::make_zimage_transformer;
+  const auto estimators = std::make_shared<const zimage::ZImageEstimators>(
+      mold::CalibrationFile::load_for(registrar),
+      registrar.data_file("calibration.toml"));
+  factories.tokenizer =
+      mold::TokenizerFiles{registrar.data_file("tokenizer.json"),
+                           registrar.data_file("tokenizer_config.json")};
   zimage::PipelineFactories parts{zimage::declare_flux_vae,
-                                  factories.text_encoder, factories.transformer,
-                                  registrar.data_file("tokenizer.json"),
-                                  registrar.data_file("tokenizer_config.json")};
+                                  factories.text_encoder,
+                                  factories.transformer,
+                                  factories.tokenizer->tokenizer_json,
+                                  factories.tokenizer->tokenizer_config,
+                                  estimators};
   factories.pipeline = [parts](const mold::PipelineOptions& options) {
     return zimage::make_zimage_pipeline(parts, options);
   };
   mold::register_family_from_data_files(registrar, kFamily, zimage_hints,
                                         std::move(factories));
-  zimage::register_transformer_estimators(registrar);
+  zimage::register_transformer_estimators(registrar, *estimators);
 }
 
 }  // namespace

@@ -4,6 +4,8 @@
 // weights the test writes from seeded models. Loading the checkpoint must
 // give the same image as the same seeded weights do.
 
+#include <fmt/format.h>
+
 #include <catch2/catch.hpp>
 #include <filesystem>
 #include <fstream>
@@ -13,6 +15,7 @@
 #include <mold/model/vae.hpp>
 #include <mold/runtime/png.hpp>
 #include <mold/tensor/safetensors.hpp>
+#include <nlohmann/json.hpp>
 
 #include "support/aten_for_tests.hpp"
 #include "support/paths.hpp"
@@ -43,10 +46,19 @@ std::vector<std::pair<std::string, at::Tensor>> named(
   return out;
 }
 
-/// A tiny Z-Image model directory, each component's weights seeded as
-/// `mold run --tiny` seeds them (seed 0 + 1, 2, 3).
+/// The widths of a model directory's text encoder and transformer; the
+/// defaults are the tiny built-ins'.
+struct Widths {
+  int text_hidden = 32, text_intermediate = 64, text_heads = 4, text_kv = 2,
+      text_head_dim = 8;
+  int dit_heads = 2;  // the transformer's dim is heads x 32 (the RoPE axes)
+};
+
+/// A Z-Image model directory, each component's weights seeded as `mold run
+/// --tiny` seeds them (seed 0 + 1, 2, 3): with the default widths, the tiny
+/// architecture.
 fs::path make_model_dir(const mold::ModelFamily& family, const fs::path& root,
-                        const fs::path& tokenizer_json) {
+                        const fs::path& tokenizer_json, const Widths& w = {}) {
   const fs::path dir = root / "z-image-turbo";
   write(dir / "model_index.json", R"({
     "_class_name": "ZImagePipeline", "_diffusers_version": "0.36.0",
@@ -60,21 +72,25 @@ fs::path make_model_dir(const mold::ModelFamily& family, const fs::path& root,
             "num_train_timesteps": 1000, "shift": 3.0,
             "use_dynamic_shifting": false})");
   write(dir / "text_encoder" / "config.json",
-        R"({"model_type": "qwen3", "architectures": ["Qwen3ForCausalLM"],
-            "vocab_size": 151936, "hidden_size": 32, "intermediate_size": 64,
-            "num_hidden_layers": 3, "num_attention_heads": 4,
-            "num_key_value_heads": 2, "head_dim": 8, "rms_norm_eps": 1e-6,
+        fmt::format(
+            R"({{"model_type": "qwen3", "architectures": ["Qwen3ForCausalLM"],
+            "vocab_size": 151936, "hidden_size": {}, "intermediate_size": {},
+            "num_hidden_layers": 3, "num_attention_heads": {},
+            "num_key_value_heads": {}, "head_dim": {}, "rms_norm_eps": 1e-6,
             "rope_theta": 1000000, "rope_scaling": null,
             "attention_bias": false, "hidden_act": "silu",
-            "max_position_embeddings": 40960, "tie_word_embeddings": true})");
+            "max_position_embeddings": 40960, "tie_word_embeddings": true}})",
+            w.text_hidden, w.text_intermediate, w.text_heads, w.text_kv,
+            w.text_head_dim));
   write(dir / "transformer" / "config.json",
-        R"({"_class_name": "ZImageTransformer2DModel",
+        fmt::format(R"({{"_class_name": "ZImageTransformer2DModel",
             "all_patch_size": [2], "all_f_patch_size": [1],
-            "in_channels": 16, "dim": 64, "n_layers": 2,
-            "n_refiner_layers": 1, "n_heads": 2, "n_kv_heads": 2,
-            "norm_eps": 1e-5, "qk_norm": true, "cap_feat_dim": 32,
+            "in_channels": 16, "dim": {}, "n_layers": 2,
+            "n_refiner_layers": 1, "n_heads": {}, "n_kv_heads": {},
+            "norm_eps": 1e-5, "qk_norm": true, "cap_feat_dim": {},
             "rope_theta": 256.0, "t_scale": 1000.0,
-            "axes_dims": [8, 12, 12], "axes_lens": [1536, 512, 512]})");
+            "axes_dims": [8, 12, 12], "axes_lens": [1536, 512, 512]}})",
+                    w.dit_heads * 32, w.dit_heads, w.dit_heads, w.text_hidden));
   write(dir / "vae" / "config.json",
         R"({"_class_name": "AutoencoderKL", "in_channels": 3,
             "out_channels": 3, "latent_channels": 16,
@@ -181,5 +197,54 @@ TEST_CASE("mold run from a model directory gives the seeded run's image",
              out_dir.path()));
     CHECK(r.exit_code == 1);
     CHECK_THAT(r.err, Catch::Contains("block_out_channels"));
+  }
+}
+
+TEST_CASE(
+    "a model directory's text_encode and denoise estimates follow its "
+    "config: the tiny-fitted constants cover a 4x wider model within "
+    "1.00-1.10",
+    "[mold][run][model_dir][estimate]") {
+  const mold::ModelFamily* family = mold::test::real_plugins().family("zimage");
+  REQUIRE(family);
+  const fs::path tokenizer_json =
+      fs::path(mold::test::kPluginDir) / "zimage.tokenizer.json";
+  std::string prompt = "a";
+  for (int i = 0; i < 120; ++i) prompt += " river stone";
+  Widths wide;
+  wide.text_hidden = 128;
+  wide.text_intermediate = 384;
+  wide.text_heads = 8;
+  wide.text_kv = 4;
+  wide.text_head_dim = 16;
+  wide.dit_heads = 8;  // dim 256
+  for (const Widths& w : {Widths{}, wide}) {
+    TempDir models, out;
+    const fs::path dir =
+        make_model_dir(*family, models.path(), tokenizer_json, w);
+    const auto r =
+        run_mold({"run", "z-image-turbo", prompt, "--model-dir", dir.string(),
+                  "--width", "192", "--height", "160", "--steps", "1",
+                  "--dtype", "float32", "--json", "--output", out.path()});
+    INFO(r.err);
+    REQUIRE(r.exit_code == 0);
+    const auto report = nlohmann::json::parse(r.out);
+    for (const auto& phase : report["phases"]) {
+      const std::string op = phase["phase"];
+      if (op != "text_encode" && op != "denoise") continue;
+      const double measured =
+          double(phase["after"]["peak_allocated"].get<long>() -
+                 phase["before"]["allocated"].get<long>());
+      const double estimate = double(phase["estimate_bytes"].get<long>());
+      INFO("text hidden " << w.text_hidden << ", dit heads " << w.dit_heads
+                          << ", " << op << ": estimate " << estimate
+                          << ", measured " << measured);
+      REQUIRE(measured > 0);
+      CHECK(estimate / measured >= 1.00);
+      CHECK(estimate / measured <= 1.10);
+      // Transferred from the tiny architecture's measurement: said so.
+      CHECK_THAT(phase["estimate_source"].get<std::string>(),
+                 Catch::Contains("applied to default through its sizes"));
+    }
   }
 }

@@ -87,12 +87,23 @@ TEST_CASE("molddiag tokenize reads the text from stdin with '-'",
   CHECK(r.out == kFoxIds);
 }
 
-TEST_CASE("molddiag tokenize: usage errors and bad files", "[cli][tokenize]") {
-  auto r = run_molddiag({"tokenize", "--family", "zimage", "a fox"});
-  CHECK(r.exit_code == 2);
-  CHECK_THAT(r.err, Catch::Contains("--tokenizer DIR is required for now"));
+TEST_CASE("molddiag tokenize uses the tokenizer the family's plugin ships",
+          "[cli][tokenize]") {
+  auto r = run_molddiag(
+      {"tokenize", "--family", "zimage", "--chat", "a red fox in the snow"});
+  INFO(r.err);
+  REQUIRE(r.exit_code == 0);
+  CHECK(r.out == kFoxIds);
 
-  r = run_molddiag({"tokenize", "--tokenizer", qwen3_dir(), "a fox"});
+  // qwen_image ships none yet: the message says what to give.
+  r = run_molddiag({"tokenize", "--family", "qwen_image", "a fox"});
+  CHECK(r.exit_code == 2);
+  CHECK_THAT(r.err, Catch::Contains("family 'qwen_image' ships no tokenizer") &&
+                        Catch::Contains("--tokenizer DIR"));
+}
+
+TEST_CASE("molddiag tokenize: usage errors and bad files", "[cli][tokenize]") {
+  auto r = run_molddiag({"tokenize", "--tokenizer", qwen3_dir(), "a fox"});
   CHECK(r.exit_code == 2);
   CHECK_THAT(r.err, Catch::Contains("family"));
 

@@ -2,6 +2,7 @@
 #include <fstream>
 #include <mold/base/error.hpp>
 #include <mold/estimate/calibration.hpp>
+#include <mold/estimate/sequence_model.hpp>
 #include <mold/plugin/registrar.hpp>
 #include <sstream>
 
@@ -209,4 +210,113 @@ TEST_CASE("malformed calibration files name the file, line and key",
   CHECK_THROWS_WITH(
       CalibrationFile::load(dir.path() + "/absent.toml"),
       Catch::Contains("absent.toml") && Catch::Contains("cannot be read"));
+}
+
+TEST_CASE(
+    "per-token tables: read beside the per-pixel ones, estimated from a "
+    "shape, overridden key by key",
+    "[calibration]") {
+  TempDir dir;
+  const auto shipped = dir.write("fam.calibration.toml", R"(
+[vae_decode.cpu]
+bytes_per_pixel = 900
+[denoise.cpu]
+bytes_per_token = 6
+bytes_per_score = 2
+fixed_bytes = 100
+arch = "tiny"
+headroom = 1.5
+calibrated = true
+source = "measured"
+)");
+  const auto user = dir.write("user/fam.calibration.toml", R"(
+[denoise.cpu]
+bytes_per_score = 3
+[text_encode.cuda]
+bytes_per_token = 4
+)");
+  const auto file = CalibrationFile::load(shipped, user);
+  CHECK(file.models().size() == 1);  // the per-pixel table only
+  REQUIRE(file.sequence_models().size() == 2);
+  CHECK_FALSE(file.find("denoise", "cpu"));
+  const SequenceModel* denoise = file.find_sequence("denoise", "cpu");
+  REQUIRE(denoise);
+  CHECK(denoise->bytes_per_token == 6);
+  CHECK(denoise->bytes_per_score == 3);  // the user's
+  CHECK(denoise->arch == "tiny");
+  REQUIRE(file.find_sequence("text_encode", "cuda"));
+  CHECK(file.find_sequence("text_encode", "cuda")->bytes_per_score == 0);
+
+  SequenceShape shape;
+  shape.tokens = 10;
+  shape.width = 8;
+  shape.element = 4;
+  shape.scores = 50;
+  shape.score_element = 2;
+  Workload w{"fam", "", "denoise", "cpu", "float32", 2, 64, 64};
+  w.arch = "tiny";
+  const Estimate e = denoise->estimate(w, shape);
+  // (6 x 10 x 8 x 4 + 3 x 50 x 2 + 100) x batch 2 = 4640, x 1.5 = 6960.
+  CHECK(e.bytes == 6960);
+  REQUIRE(e.terms.size() == 4);
+  CHECK(e.terms[0].constant == "bytes_per_token");
+  CHECK(e.terms[0].basis == 10 * 8 * 4 * 2);
+  CHECK(e.terms[1].constant == "bytes_per_score");
+  CHECK(e.terms[1].basis == 50 * 2 * 2);
+  CHECK(e.terms[2].constant == "fixed_bytes");
+  CHECK(e.terms[2].basis == 2);
+  CHECK(e.terms[3].name == "headroom");
+  CHECK(e.terms[3].constant.empty());
+  CHECK(e.calibrated);
+  CHECK_THAT(e.source, Catch::StartsWith("fam.calibration.toml [denoise.cpu]: "
+                                         "measured (keys set by "));
+
+  // Another architecture or backend: the same constants, not calibrated,
+  // and the source says why.
+  w.arch = "default";
+  const Estimate transferred = denoise->estimate(w, shape);
+  CHECK_FALSE(transferred.calibrated);
+  CHECK_THAT(transferred.source,
+             Catch::Contains("measured on the tiny architecture; applied to "
+                             "default through its sizes"));
+  w.arch = "tiny";
+  w.backend = "cuda";
+  const Estimate borrowed = denoise->estimate(w, shape);
+  CHECK_FALSE(borrowed.calibrated);
+  CHECK_THAT(borrowed.source,
+             Catch::Contains("the cpu constants: not measured on cuda"));
+}
+
+TEST_CASE("malformed per-token tables name the file, line and key",
+          "[calibration]") {
+  TempDir dir;
+  struct Case {
+    const char* text;
+    const char* expected;
+  };
+  const Case cases[] = {
+      {"[denoise.cpu]\nbytes_per_score = 2\n",
+       "denoise.cpu.bytes_per_token': is missing"},
+      {"[denoise.cpu]\nbytes_per_token = -1\n",
+       ":2: key 'denoise.cpu.bytes_per_token': must be a number of at least 0"},
+      {"[denoise.cpu]\nbytes_per_token = 1\nbytes_per_pixel = 2\n",
+       "unknown key"},
+      {"[denoise.cpu]\nbytes_per_token = 1\narch = 3\n",
+       "denoise.cpu.arch': must be a string"},
+      {"[denoise.cpu]\nbytes_per_token = 1\nfixed_bytes = inf\n",
+       "denoise.cpu.fixed_bytes"},
+  };
+  for (const auto& c : cases) {
+    const auto path = dir.write("bad.calibration.toml", c.text);
+    INFO(c.text);
+    CHECK_THROWS_WITH(CalibrationFile::load(path),
+                      Catch::Contains(path) && Catch::Contains(c.expected));
+  }
+  // A user table over a shipped per-pixel one stays per pixel.
+  const auto shipped =
+      dir.write("ok.toml", "[vae_decode.cpu]\nbytes_per_pixel = 1\n");
+  const auto user =
+      dir.write("user.toml", "[vae_decode.cpu]\nbytes_per_token = 1\n");
+  CHECK_THROWS_WITH(CalibrationFile::load(shipped, user),
+                    Catch::Contains(user) && Catch::Contains("unknown key"));
 }

@@ -13,6 +13,7 @@
 #include "support/aten_for_tests.hpp"
 #include "support/paths.hpp"
 #include "support/process.hpp"
+#include "support/state_dict_listing.hpp"
 #include "support/test_registry.hpp"
 
 using namespace mold;
@@ -30,23 +31,6 @@ std::unique_ptr<TextEncoder> tiny(std::uint64_t seed) {
   auto encoder = make(ArchSpec::parse("tiny"));
   encoder->init_from_seed(seed);
   return encoder;
-}
-
-std::map<std::string, std::vector<int64_t>> listing(const std::string& file) {
-  std::ifstream in(std::string(mold::test::kDataDir) + "/" + file);
-  REQUIRE(in);
-  std::map<std::string, std::vector<int64_t>> out;
-  std::string line;
-  while (std::getline(in, line)) {
-    if (line.empty() || line[0] == '#') continue;
-    const auto tab = line.find('\t');
-    std::vector<int64_t> shape;
-    std::stringstream dims(line.substr(tab + 1));
-    std::string d;
-    while (std::getline(dims, d, 'x')) shape.push_back(std::stoll(d));
-    out[line.substr(0, tab)] = shape;
-  }
-  return out;
 }
 
 double relative_l2(const at::Tensor& a, const at::Tensor& b) {
@@ -79,21 +63,14 @@ TEST_CASE(
     "text_encoder's names and shapes, without memory",
     "[text_encoder]") {
   const auto encoder = make(ArchSpec::parse("default"));
-  const auto expected = listing("zimage_qwen3_text_encoder_state_dict.tsv");
-  std::map<std::string, std::vector<int64_t>> got;
+  const auto expected = mold::test::read_state_dict_listing(
+      "zimage_qwen3_text_encoder_state_dict.tsv");
+  mold::test::ShapeMap got;
   // The published checkpoint is a Qwen3ForCausalLM one: "model." + the
   // Qwen3Model names.
   for (const auto& [name, t] : encoder->parameters())
     got["model." + name] = t.sizes().vec();
-  for (const auto& [name, shape] : expected) {
-    INFO(name);
-    REQUIRE(got.count(name));
-    CHECK(got[name] == shape);
-  }
-  for (const auto& [name, shape] : got) {
-    INFO("extra " << name);
-    CHECK(expected.count(name));
-  }
+  mold::test::check_same_state_dict(expected, got);
   CHECK(encoder->parameter_count() == 4022468096);
   CHECK(encoder->resident_bytes() == 0);
   CHECK_FALSE(encoder->materialized());

@@ -11,6 +11,7 @@
 #include "support/aten_for_tests.hpp"
 #include "support/paths.hpp"
 #include "support/process.hpp"
+#include "support/state_dict_listing.hpp"
 #include "support/test_registry.hpp"
 
 using namespace mold;
@@ -23,24 +24,6 @@ std::unique_ptr<Vae> make(const std::string& family, const std::string& config,
   REQUIRE(f);
   REQUIRE(f->make_vae);
   return f->make_vae(config, seed);
-}
-
-/// name -> shape from a state-dict listing in tests/data.
-std::map<std::string, std::vector<int64_t>> listing(const std::string& file) {
-  std::ifstream in(std::string(mold::test::kDataDir) + "/" + file);
-  REQUIRE(in);
-  std::map<std::string, std::vector<int64_t>> out;
-  std::string line;
-  while (std::getline(in, line)) {
-    if (line.empty() || line[0] == '#') continue;
-    const auto tab = line.find('\t');
-    std::vector<int64_t> shape;
-    std::stringstream dims(line.substr(tab + 1));
-    std::string d;
-    while (std::getline(dims, d, 'x')) shape.push_back(std::stoll(d));
-    out[line.substr(0, tab)] = shape;
-  }
-  return out;
 }
 
 double relative_l2(const at::Tensor& a, const at::Tensor& b) {
@@ -58,18 +41,10 @@ TEST_CASE("the VAEs expose exactly the public checkpoints' names and shapes",
         {"zimage", "zimage_flux_vae_state_dict.tsv", 83819683}}) {
     INFO(family);
     const auto vae = make(family, "default");
-    const auto expected = listing(file);
-    std::map<std::string, std::vector<int64_t>> got;
+    const auto expected = mold::test::read_state_dict_listing(file);
+    mold::test::ShapeMap got;
     for (const auto& [name, t] : vae->parameters()) got[name] = t.sizes().vec();
-    for (const auto& [name, shape] : expected) {
-      INFO(name);
-      REQUIRE(got.count(name));
-      CHECK(got[name] == shape);
-    }
-    for (const auto& [name, shape] : got) {
-      INFO("extra " << name);
-      CHECK(expected.count(name));
-    }
+    mold::test::check_same_state_dict(expected, got);
     CHECK(vae->parameter_count() == count);
   }
 }

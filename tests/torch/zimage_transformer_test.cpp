@@ -14,6 +14,7 @@
 #include "support/aten_for_tests.hpp"
 #include "support/paths.hpp"
 #include "support/process.hpp"
+#include "support/state_dict_listing.hpp"
 #include "support/test_registry.hpp"
 
 using namespace mold;
@@ -31,23 +32,6 @@ std::unique_ptr<Denoiser> tiny(std::uint64_t seed) {
   auto model = make(ArchSpec::parse("tiny"));
   model->init_from_seed(seed);
   return model;
-}
-
-std::map<std::string, std::vector<int64_t>> listing(const std::string& file) {
-  std::ifstream in(std::string(mold::test::kDataDir) + "/" + file);
-  REQUIRE(in);
-  std::map<std::string, std::vector<int64_t>> out;
-  std::string line;
-  while (std::getline(in, line)) {
-    if (line.empty() || line[0] == '#') continue;
-    const auto tab = line.find('\t');
-    std::vector<int64_t> shape;
-    std::stringstream dims(line.substr(tab + 1));
-    std::string d;
-    while (std::getline(dims, d, 'x')) shape.push_back(std::stoll(d));
-    out[line.substr(0, tab)] = shape;
-  }
-  return out;
 }
 
 double relative_l2(const at::Tensor& a, const at::Tensor& b) {
@@ -93,18 +77,11 @@ TEST_CASE(
   const auto model = make(ArchSpec::parse("default"));
   CHECK_FALSE(model->materialized());
   CHECK(model->resident_bytes() == 0);  // declared only: no memory
-  const auto expected = listing("zimage_transformer_state_dict.tsv");
-  std::map<std::string, std::vector<int64_t>> got;
+  const auto expected =
+      mold::test::read_state_dict_listing("zimage_transformer_state_dict.tsv");
+  mold::test::ShapeMap got;
   for (const auto& [name, t] : model->parameters()) got[name] = t.sizes().vec();
-  for (const auto& [name, shape] : expected) {
-    INFO(name);
-    REQUIRE(got.count(name));
-    CHECK(got[name] == shape);
-  }
-  for (const auto& [name, shape] : got) {
-    INFO("extra " << name);
-    CHECK(expected.count(name));
-  }
+  mold::test::check_same_state_dict(expected, got);
   CHECK(expected.size() == 521);
   CHECK(model->parameter_count() == 6154908736);
   CHECK(model->in_channels() == 16);

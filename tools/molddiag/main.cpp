@@ -27,7 +27,7 @@ int main(int argc, char** argv) {
        "decode one latent whole, bounded and tiled: peaks, times, differences",
        molddiag::tiling_command},
       {"calibrate",
-       "measure a VAE's working memory on the cpu backend; write the constants",
+       "measure an op's working memory on the cpu backend; write the constants",
        molddiag::calibrate_command},
       {"run-component",
        "run one component (text encoder, transformer, VAE) on tensors from a "

@@ -139,6 +139,7 @@ void register_family_from_data_files(Registrar& registrar,
   family.make_text_encoder = std::move(factories.text_encoder);
   family.make_transformer = std::move(factories.transformer);
   family.make_pipeline = std::move(factories.pipeline);
+  family.tokenizer = std::move(factories.tokenizer);
   registrar.add_family(std::move(family));
   CalibrationFile::load_for(registrar).register_estimators(registrar,
                                                            family_name);

@@ -23,6 +23,47 @@ double positive_number(const fs::path& file, const toml::node& node,
   return *value;
 }
 
+double nonnegative_number(const fs::path& file, const toml::node& node,
+                          const std::string& key) {
+  const auto value = node.value<double>();
+  if (!value || !std::isfinite(*value) || *value < 0)
+    throw ConfigError(file, toml_reader::line_of(node), key,
+                      "must be a number of at least 0");
+  return *value;
+}
+
+std::string string_value(const fs::path& file, const toml::node& node,
+                         const std::string& key) {
+  const auto value = node.value<std::string>();
+  if (!value)
+    throw ConfigError(file, toml_reader::line_of(node), key,
+                      "must be a string");
+  return *value;
+}
+
+// The keys both kinds of table share.
+void apply_common_keys(const fs::path& file, const toml::table& table,
+                       const std::string& prefix, bool& calibrated,
+                       std::string& source, double& headroom) {
+  if (const toml::node* node = table.get("calibrated")) {
+    const auto value = node->value<bool>();
+    if (!value)
+      throw ConfigError(file, toml_reader::line_of(*node),
+                        prefix + ".calibrated", "must be true or false");
+    calibrated = *value;
+  }
+  if (const toml::node* node = table.get("source"))
+    source = string_value(file, *node, prefix + ".source");
+  if (const toml::node* node = table.get("headroom")) {
+    headroom = positive_number(file, *node, prefix + ".headroom");
+    if (headroom < 1.0)
+      throw ConfigError(
+          file, toml_reader::line_of(*node), prefix + ".headroom",
+          "must be at least 1.0 (an estimate may not undercut what was "
+          "measured)");
+  }
+}
+
 // Sets the keys `table` has on `model`. A table that starts a model (no shipped
 // table beneath it) must give bytes_per_pixel.
 void apply_table(PixelLinearModel& model, const fs::path& file,
@@ -41,30 +82,11 @@ void apply_table(PixelLinearModel& model, const fs::path& file,
   } else if (starts_model) {
     throw ConfigError(
         file, toml_reader::line_of(table), prefix + ".bytes_per_pixel",
-        "is missing: every [op.backend] table needs bytes_per_pixel");
+        "is missing: every [op.backend] table needs bytes_per_pixel (or, "
+        "for a text encoder or denoiser, bytes_per_token)");
   }
-  if (const toml::node* calibrated = table.get("calibrated")) {
-    const auto value = calibrated->value<bool>();
-    if (!value)
-      throw ConfigError(file, toml_reader::line_of(*calibrated),
-                        prefix + ".calibrated", "must be true or false");
-    model.calibrated = *value;
-  }
-  if (const toml::node* source = table.get("source")) {
-    const auto value = source->value<std::string>();
-    if (!value)
-      throw ConfigError(file, toml_reader::line_of(*source), prefix + ".source",
-                        "must be a string");
-    model.source = *value;
-  }
-  if (const toml::node* headroom = table.get("headroom")) {
-    model.headroom = positive_number(file, *headroom, prefix + ".headroom");
-    if (model.headroom < 1.0)
-      throw ConfigError(
-          file, toml_reader::line_of(*headroom), prefix + ".headroom",
-          "must be at least 1.0 (an estimate may not undercut what was "
-          "measured)");
-  }
+  apply_common_keys(file, table, prefix, model.calibrated, model.source,
+                    model.headroom);
   if (const toml::node* points = table.get("points")) {
     const auto* array = points->as_array();
     const std::string key = prefix + ".points";
@@ -85,9 +107,73 @@ void apply_table(PixelLinearModel& model, const fs::path& file,
   }
 }
 
+// A table of the per-token kind: one that names any key only that kind has.
+bool is_sequence_table(const toml::table& table) {
+  for (const char* key :
+       {"bytes_per_token", "bytes_per_score", "fixed_bytes", "arch"})
+    if (table.contains(key)) return true;
+  return false;
+}
+
+void apply_table(SequenceModel& model, const fs::path& file,
+                 const toml::table& table, bool starts_model) {
+  const std::string prefix = model.op + "." + model.backend;
+  toml_reader::require_known_keys(
+      file, table, prefix,
+      {"bytes_per_token", "bytes_per_score", "fixed_bytes", "arch",
+       "calibrated", "source", "headroom"});
+  if (starts_model)
+    model.file = file;
+  else
+    model.overridden_by = file;
+  if (const toml::node* k = table.get("bytes_per_token")) {
+    model.bytes_per_token =
+        nonnegative_number(file, *k, prefix + ".bytes_per_token");
+  } else if (starts_model) {
+    throw ConfigError(file, toml_reader::line_of(table),
+                      prefix + ".bytes_per_token",
+                      "is missing: a table with bytes_per_score, fixed_bytes "
+                      "or arch is per token and needs bytes_per_token");
+  }
+  if (const toml::node* k = table.get("bytes_per_score"))
+    model.bytes_per_score =
+        nonnegative_number(file, *k, prefix + ".bytes_per_score");
+  if (const toml::node* k = table.get("fixed_bytes"))
+    model.fixed_bytes = nonnegative_number(file, *k, prefix + ".fixed_bytes");
+  if (const toml::node* k = table.get("arch"))
+    model.arch = string_value(file, *k, prefix + ".arch");
+  apply_common_keys(file, table, prefix, model.calibrated, model.source,
+                    model.headroom);
+}
+
+template <class Model>
+Model* find_model(std::vector<Model>& models, const std::string& op,
+                  const std::string& backend) {
+  for (auto& m : models)
+    if (m.op == op && m.backend == backend) return &m;
+  return nullptr;
+}
+
+// Applies `table` to the model it overrides, or starts one.
+template <class Model>
+void apply_or_start(std::vector<Model>& models, const fs::path& file,
+                    const toml::table& table, const std::string& op,
+                    const std::string& backend) {
+  Model* model = find_model(models, op, backend);
+  const bool starts_model = model == nullptr;
+  if (starts_model) {
+    models.emplace_back();
+    models.back().op = op;
+    models.back().backend = backend;
+    model = &models.back();
+  }
+  apply_table(*model, file, table, starts_model);
+}
+
 // Reads one calibration file's tables into `models`, on top of those already
 // there.
-void read_file(const fs::path& file, std::vector<PixelLinearModel>& models) {
+void read_file(const fs::path& file, std::vector<PixelLinearModel>& models,
+               std::vector<SequenceModel>& sequence_models) {
   const toml::table root = toml_reader::parse(file);
   int spatial_scale = 0;
   if (const toml::node* meta = root.get("meta")) {
@@ -112,20 +198,18 @@ void read_file(const fs::path& file, std::vector<PixelLinearModel>& models) {
       if (!backend_node.is_table())
         throw ConfigError(file, toml_reader::line_of(backend_node), key,
                           "must be a table, e.g. [" + key + "]");
-      // Copies: a lambda may not capture structured bindings before C++20.
       const std::string op_name(op.str()), backend_name(backend.str());
-      auto it = std::find_if(
-          models.begin(), models.end(), [&](const PixelLinearModel& m) {
-            return m.op == op_name && m.backend == backend_name;
-          });
-      const bool starts_model = it == models.end();
-      if (starts_model) {
-        models.emplace_back();
-        models.back().op = std::string(op.str());
-        models.back().backend = std::string(backend.str());
-        it = models.end() - 1;
-      }
-      apply_table(*it, file, *backend_node.as_table(), starts_model);
+      const toml::table& table = *backend_node.as_table();
+      // A user's table overrides the shipped one of the same name, whatever
+      // its keys; a new one's kind follows from its keys.
+      const bool sequence =
+          find_model(sequence_models, op_name, backend_name) ||
+          (!find_model(models, op_name, backend_name) &&
+           is_sequence_table(table));
+      if (sequence)
+        apply_or_start(sequence_models, file, table, op_name, backend_name);
+      else
+        apply_or_start(models, file, table, op_name, backend_name);
     }
   }
   if (spatial_scale > 0)
@@ -177,10 +261,12 @@ Estimate PixelLinearModel::estimate(const Workload& workload) const {
                   pixels, element, workload.dtype, workload.batch);
   if (workload.frames != 1)
     detail += fmt::format(" x {} frames", workload.frames);
-  estimate.terms.push_back(
-      {"activations" + area_note,
-       bytes_from_double(bytes, "the estimate of " + workload.describe()),
-       detail});
+  estimate.terms.emplace_back(
+      "activations" + area_note,
+      bytes_from_double(bytes, "the estimate of " + workload.describe()),
+      detail, "bytes_per_pixel",
+      pixels * double(element) * double(workload.batch) *
+          double(workload.frames));
   estimate.bytes = estimate.terms.front().bytes;
   estimate.calibrated = calibrated;
   estimate.source = fmt::format("{} [{}.{}]{}{}", file.filename().string(), op,
@@ -196,13 +282,13 @@ Estimate PixelLinearModel::estimate(const Workload& workload) const {
 CalibrationFile CalibrationFile::load(const fs::path& shipped,
                                       const fs::path& user_override) {
   CalibrationFile result;
-  read_file(shipped, result.models_);
-  if (result.models_.empty())
+  read_file(shipped, result.models_, result.sequence_models_);
+  if (result.models_.empty() && result.sequence_models_.empty())
     throw ConfigError(shipped, 0, "",
                       "has no [op.backend] tables: nothing to estimate with");
   std::error_code ec;
   if (!user_override.empty() && fs::is_regular_file(user_override, ec))
-    read_file(user_override, result.models_);
+    read_file(user_override, result.models_, result.sequence_models_);
   return result;
 }
 
@@ -214,6 +300,13 @@ CalibrationFile CalibrationFile::load_for(const Registrar& registrar) {
 const PixelLinearModel* CalibrationFile::find(
     const std::string& op, const std::string& backend) const {
   for (const auto& model : models_)
+    if (model.op == op && model.backend == backend) return &model;
+  return nullptr;
+}
+
+const SequenceModel* CalibrationFile::find_sequence(
+    const std::string& op, const std::string& backend) const {
+  for (const auto& model : sequence_models_)
     if (model.op == op && model.backend == backend) return &model;
   return nullptr;
 }

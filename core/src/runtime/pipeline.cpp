@@ -79,6 +79,7 @@ void RunContext::run_phase(const PlannedPhase& phase,
   event.images = images_;
   event.phase = phase.phase;
   event.component = phase.component;
+  event.workload = phase.workload;
   event.steps = phase.steps;
   event.estimate = phase.estimate ? *phase.estimate : estimate(phase.workload);
 

@@ -1,5 +1,7 @@
-// molddiag calibrate: measure a VAE operation's working memory on the cpu
-// backend at several sizes and write the constants into a calibration file.
+// molddiag calibrate: measure an operation's working memory on the cpu backend
+// at several sizes and write the constants into a calibration file: a VAE's
+// per pixel, a text encoder's or denoiser's per token and attention score
+// (through the family's pipeline, calibrate_phase.hpp).
 
 #include <ATen/CPUGeneratorImpl.h>
 #include <fmt/format.h>
@@ -21,6 +23,7 @@
 #include <nlohmann/json.hpp>
 #include <sstream>
 
+#include "calibrate_phase.hpp"
 #include "commands.hpp"
 #include "common/exit_codes.hpp"
 #include "common/host.hpp"
@@ -38,8 +41,10 @@ namespace {
 
 struct CalibrateRequest {
   tools::HostOptions host;
-  std::string family, op, sizes_text = "128,256,384", arch = "default";
-  std::vector<int> sizes;  ///< square image edges, parsed from sizes_text
+  std::string family, op, sizes_text, arch;
+  std::vector<int> sizes;   ///< square image edges, parsed from sizes_text
+  std::string tokens_text;  ///< text_encode, denoise: prompt lengths
+  std::vector<int> tokens;
   double headroom = 1.05;
   std::string write;  ///< the calibration file to update; empty: none
   bool json = false, verbose = false;
@@ -58,11 +63,44 @@ struct Point {
 };
 
 struct CalibrateResult {
-  std::vector<Point> points;
+  std::vector<Point> points;   ///< vae_*
   double bytes_per_pixel = 0;  ///< the largest point's, times the headroom
-  std::string command;         ///< the command line recorded in the block
-  std::string block;           ///< the [op.cpu] TOML table
+  std::vector<PhasePoint> phase_points;  ///< text_encode, denoise
+  ConstantFit fit;                       ///< text_encode, denoise
+  std::string command;  ///< the command line recorded in the block
+  std::string block;    ///< the [op.cpu] TOML table
 };
+
+bool is_sequence_op(const std::string& op) {
+  return op == mold::ops::kTextEncode || op == mold::ops::kDenoise;
+}
+
+/// A comma-separated list of positive integers, each a multiple of
+/// `multiple` and at most `max`; UsageError naming the flag otherwise.
+std::vector<int> parse_list(const std::string& flag, const std::string& text,
+                            int multiple, int max, const char* example) {
+  std::vector<int> values;
+  std::stringstream ss(text);
+  std::string item;
+  while (std::getline(ss, item, ',')) {
+    try {
+      std::size_t used = 0;
+      const int v = std::stoi(item, &used);
+      if (used != item.size() || v <= 0 || v % multiple || v > max)
+        throw std::invalid_argument("value");
+      values.push_back(v);
+    } catch (const std::exception&) {
+      throw tools::UsageError(fmt::format(
+          "{} '{}': give {} from {} to {} separated by commas, e.g. {}", flag,
+          text,
+          multiple > 1 ? fmt::format("multiples of {}", multiple)
+                       : std::string("whole numbers"),
+          multiple, max, example));
+    }
+  }
+  if (values.empty()) throw tools::UsageError(flag + " is empty");
+  return values;
+}
 
 std::vector<int> parse_sizes(const std::string& text) {
   std::vector<int> sizes;
@@ -90,31 +128,49 @@ tools::Parsed<CalibrateRequest> parse(const std::vector<std::string>& args) {
   tools::Parsed<CalibrateRequest> parsed;
   CalibrateRequest& r = parsed.request;
   po::options_description options(
-      "molddiag calibrate --family F --op vae_decode|vae_encode [--sizes "
-      "128,256,384]\n"
-      "                   [--write calibration.toml] [--json]\n\n"
-      "Runs the family's VAE (published architecture, seeded weights, float32) "
-      "on the cpu\n"
-      "backend at each size, measures the peak bytes above what was live "
-      "before (the\n"
-      "tracking allocator's count), and prints bytes per pixel per element "
-      "byte. With\n"
-      "--write, replaces the [op.cpu] table of that calibration file (other "
-      "tables and\n"
-      "comments are kept) with the measured points, headroom and this "
-      "command.\n"
+      "molddiag calibrate --family F --op OP [--sizes 128,256,384] [--tokens "
+      "16,160]\n"
+      "                   [--arch default|tiny] [--write calibration.toml] "
+      "[--json]\n\n"
+      "Measures an operation's working memory on the cpu backend (float32, "
+      "seeded\n"
+      "weights) as the peak bytes above what was live before (the tracking "
+      "allocator's\n"
+      "count), and fits the constants of its estimate:\n"
+      "  vae_decode, vae_encode  the family's VAE at each size: bytes per "
+      "pixel per\n"
+      "                          element byte (published architecture "
+      "only).\n"
+      "  text_encode, denoise    the family's pipeline, one step, at each "
+      "size and prompt\n"
+      "                          of --tokens words (one token each, plus "
+      "the chat\n"
+      "                          template's): bytes per token and per "
+      "attention score,\n"
+      "                          fitted to cover every point (architecture "
+      "tiny unless\n"
+      "                          --arch says otherwise; the table records "
+      "it).\n"
+      "With --write, replaces the [op.cpu] table of that calibration file "
+      "(other tables\n"
+      "and comments are kept) with the constants, the points, headroom and "
+      "this command.\n"
       "Exit: 0 done; 1 failed (out of memory: the label and hints); 2 "
       "usage.\n\n"
       "options");
   options.add_options()("help,h", "this help")("family", po::value(&r.family),
                                                "qwen_image or zimage")(
-      "op", po::value(&r.op), "vae_decode or vae_encode")(
-      "sizes", po::value(&r.sizes_text)->default_value("128,256,384"),
-      "square image edges in pixels")(
-      "arch", po::value(&r.arch)->default_value("default"),
-      "default or tiny architecture")(
-      "headroom", po::value(&r.headroom)->default_value(1.05),
-      "factor over the measured points")(
+      "op", po::value(&r.op), "vae_decode, vae_encode, text_encode or denoise")(
+      "sizes", po::value(&r.sizes_text),
+      "square image edges in pixels (vae_*: 128,256,384; text_encode: 64; "
+      "denoise: 64,192,384)")(
+      "tokens", po::value(&r.tokens_text),
+      "prompt lengths in words (text_encode: 8,64,192,400; denoise: "
+      "16,160)")(
+      "arch", po::value(&r.arch),
+      "default or tiny architecture (vae_*: default; text_encode, denoise: "
+      "tiny)")("headroom", po::value(&r.headroom)->default_value(1.05),
+               "factor over the measured points")(
       "write", po::value(&r.write),
       "calibration file whose [op.cpu] table to replace")(
       "verbose", po::bool_switch(&r.verbose),
@@ -127,13 +183,47 @@ tools::Parsed<CalibrateRequest> parse(const std::vector<std::string>& args) {
     return parsed;
   }
   if (r.family.empty()) throw tools::UsageError("--family is required");
-  if (r.op != mold::ops::kVaeDecode && r.op != mold::ops::kVaeEncode)
-    throw tools::UsageError("--op takes vae_decode or vae_encode");
+  const bool sequence = is_sequence_op(r.op);
+  if (r.op != mold::ops::kVaeDecode && r.op != mold::ops::kVaeEncode &&
+      !sequence)
+    throw tools::UsageError(
+        r.op.empty() ? std::string("--op is required: vae_decode, vae_encode, "
+                                   "text_encode or denoise")
+                     : fmt::format("--op {}: give vae_decode, vae_encode, "
+                                   "text_encode or denoise",
+                                   r.op));
   if (!(r.headroom >= 1.0 && r.headroom <= 2.0))
     throw tools::UsageError(
         fmt::format("--headroom {} must be between 1.0 and 2.0", r.headroom));
-  r.sizes = parse_sizes(r.sizes_text);
-  if (!r.write.empty() && r.arch != "default")
+  if (r.sizes_text.empty())
+    r.sizes_text = !sequence                     ? "128,256,384"
+                   : r.op == mold::ops::kDenoise ? "64,192,384"
+                                                 : "64";
+  if (r.arch.empty()) r.arch = sequence ? "tiny" : "default";
+  if (r.arch != "default" && r.arch != "tiny")
+    throw tools::UsageError(
+        fmt::format("--arch {}: give default or tiny", r.arch));
+  if (sequence) {
+    if (r.tokens_text.empty())
+      r.tokens_text = r.op == mold::ops::kDenoise ? "16,160" : "8,64,192,400";
+    r.tokens = parse_list("--tokens", r.tokens_text, 1, 500, "16,160");
+    r.sizes = parse_list("--sizes", r.sizes_text, 16, 2048, "64,192,384");
+    // A per-token table has three constants (bytes_per_token,
+    // bytes_per_score, fixed_bytes); a fit is tested only by a point more.
+    const std::size_t points = r.sizes.size() * r.tokens.size();
+    if (points < 4)
+      throw tools::UsageError(fmt::format(
+          "--sizes {} and --tokens {} make {} point{}: fitting the 3 "
+          "constants wants at least 4 (each size is run with each prompt "
+          "length)",
+          r.sizes_text, r.tokens_text, points, points == 1 ? "" : "s"));
+  } else {
+    if (!r.tokens_text.empty())
+      throw tools::UsageError(
+          "--tokens is for text_encode and denoise: a VAE sees no prompt");
+    r.sizes = parse_sizes(r.sizes_text);
+  }
+  if (!r.write.empty() && !sequence && r.arch != "default")
     throw tools::UsageError(
         "--write records constants of the published architecture: drop "
         "--arch " +
@@ -196,6 +286,13 @@ void write_table(const std::filesystem::path& file, const std::string& table,
   });
 }
 
+std::string today() {
+  std::time_t now = std::time(nullptr);
+  char date[32];
+  std::strftime(date, sizeof date, "%Y-%m-%d", std::gmtime(&now));
+  return date;
+}
+
 /// Measures each size (calling `on_point` after each, for progress), builds
 /// the calibration table and, with --write, writes it. Sets `failure`'s
 /// workload to the size being measured.
@@ -246,9 +343,7 @@ CalibrateResult run(const tools::Host& host, const CalibrateRequest& request,
   for (const auto& p : points) max_k = std::max(max_k, p.implied);
   result.bytes_per_pixel = std::ceil(max_k * request.headroom);
 
-  std::time_t now = std::time(nullptr);
-  char date[32];
-  std::strftime(date, sizeof date, "%Y-%m-%d", std::gmtime(&now));
+  const std::string date = today();
   result.command = fmt::format(
       "molddiag calibrate --family {} --op {} --sizes {} --headroom {:g}",
       request.family, request.op, request.sizes_text, request.headroom);
@@ -272,26 +367,106 @@ CalibrateResult run(const tools::Host& host, const CalibrateRequest& request,
   return result;
 }
 
+/// text_encode, denoise: the pipeline's phase at each (size, words), the
+/// constants fitted to cover them, and the [op.cpu] table.
+CalibrateResult run_sequence(
+    const tools::Host& host, const CalibrateRequest& request,
+    const std::function<void(const PhasePoint&)>& on_point,
+    FailureContext& failure) {
+  CalibrateResult result;
+  PhaseCalibration calibration{request.family, request.op, request.arch,
+                               request.sizes, request.tokens};
+  result.phase_points = measure_phase(host, calibration, on_point, failure);
+  result.fit = fit_constants(result.phase_points);
+  const std::string device = mold::CpuBackend::instance()->device_name();
+  const std::string date = today();
+  result.command = fmt::format(
+      "molddiag calibrate --family {} --op {} --arch {} --sizes {} --tokens {} "
+      "--headroom {:g}",
+      request.family, request.op, request.arch, request.sizes_text,
+      request.tokens_text, request.headroom);
+  std::string& block = result.block;
+  block = fmt::format("[{}.cpu]\n", request.op);
+  block +=
+      fmt::format("# measured by: {} ({}, {})\n", result.command, device, date);
+  block +=
+      "# size, tokens: measured working memory -> the fit x headroom "
+      "(ratio)\n";
+  for (const auto& p : result.phase_points) {
+    const double estimate = fitted_bytes(result.fit, p) * request.headroom;
+    block += fmt::format("#   {}x{} px, {} tokens: {} -> {} ({:.3f})\n", p.size,
+                         p.size, p.tokens, p.peak, std::llround(estimate),
+                         estimate / double(std::max<mold::Bytes>(p.peak, 1)));
+  }
+  for (const auto& [name, value] : result.fit.constants)
+    block += fmt::format("{} = {:.6g}\n", name, value);
+  block += fmt::format("arch = \"{}\"\nheadroom = {:g}\ncalibrated = true\n",
+                       request.arch, request.headroom);
+  block += fmt::format(
+      "source = \"{} on {}, float32: each phase's peak above what was "
+      "allocated when it started, as the cpu backend's tracking allocator "
+      "counts it ({})\"\n",
+      result.command, device, date);
+  if (!request.write.empty())
+    write_table(request.write, request.op + ".cpu", block);
+  return result;
+}
+
+std::string rss_text(mold::Bytes rss_peak, mold::Bytes peak) {
+  return rss_peak > peak
+             ? fmt::format(
+                   "process RSS peak +{}, {} of it not seen by the "
+                   "tracking allocator",
+                   mold::format_bytes(rss_peak),
+                   mold::format_bytes(rss_peak - peak))
+             : fmt::format(
+                   "process RSS peak +{} (memory reused from earlier "
+                   "runs)",
+                   mold::format_bytes(rss_peak));
+}
+
 void print_point(const Point& p) {
-  const std::string rss =
-      p.rss_peak > p.peak
-          ? fmt::format(
-                "process RSS peak +{}, {} of it not seen by the "
-                "tracking allocator",
-                mold::format_bytes(p.rss_peak),
-                mold::format_bytes(p.rss_peak - p.peak))
-          : fmt::format(
-                "process RSS peak +{} (memory reused from earlier "
-                "runs)",
-                mold::format_bytes(p.rss_peak));
   std::cout << fmt::format(
       "  {}x{}: peak {} ({} bytes), {:.1f} bytes/px/elem-byte, {:.1f} s; {}\n",
       p.size, p.size, mold::format_bytes(p.peak), p.peak, p.implied, p.seconds,
-      rss);
+      rss_text(p.rss_peak, p.peak));
+}
+
+void print_phase_point(const PhasePoint& p) {
+  std::cout << fmt::format(
+      "  {}x{} px, {} tokens: peak {} ({} bytes), estimate now {} ({:.3f}), "
+      "{:.2f} s; {}\n",
+      p.size, p.size, p.tokens, mold::format_bytes(p.peak), p.peak,
+      mold::format_bytes(p.estimate),
+      double(p.estimate) / double(std::max<mold::Bytes>(p.peak, 1)), p.seconds,
+      rss_text(p.rss_peak, p.peak));
 }
 
 nlohmann::json to_json(const CalibrateRequest& request,
                        const CalibrateResult& result) {
+  if (is_sequence_op(request.op)) {
+    nlohmann::json constants = nlohmann::json::object();
+    for (const auto& [name, value] : result.fit.constants)
+      constants[name] = value;
+    nlohmann::json out = {
+        {"family", request.family},      {"op", request.op},
+        {"arch", request.arch},          {"constants", constants},
+        {"fit_scale", result.fit.scale}, {"headroom", request.headroom},
+        {"command", result.command}};
+    out["points"] = nlohmann::json::array();
+    for (const auto& p : result.phase_points)
+      out["points"].push_back(
+          {{"size", p.size},
+           {"words", p.words},
+           {"tokens", p.tokens},
+           {"peak_bytes", p.peak},
+           {"estimate_bytes", p.estimate},
+           {"fitted_bytes",
+            std::llround(fitted_bytes(result.fit, p) * request.headroom)},
+           {"seconds", p.seconds},
+           {"rss_peak_bytes", p.rss_peak}});
+    return out;
+  }
   nlohmann::json out = {{"family", request.family},
                         {"op", request.op},
                         {"bytes_per_pixel", result.bytes_per_pixel},
@@ -328,17 +503,25 @@ int calibrate_command(const std::vector<std::string>& args) {
   }
   const CalibrateRequest& request = parsed.request;
   const tools::Host host = tools::open_host(request.host);
-  std::function<void(const Point&)> progress;
-  if (!request.json) progress = print_point;
   FailureContext failure;
   failure.registry = host.registry.get();
   failure.verbose = request.verbose;
   failure.device = mold::CpuBackend::instance()->device_name();
   failure.extra_hints.push_back(
-      "smaller --sizes: each size is measured as one whole run");
+      is_sequence_op(request.op)
+          ? "smaller --sizes or --tokens: each point is one whole run"
+          : "smaller --sizes: each size is measured as one whole run");
   CalibrateResult result;
   try {
-    result = run(host, request, progress, failure);
+    if (is_sequence_op(request.op)) {
+      std::function<void(const PhasePoint&)> progress;
+      if (!request.json) progress = print_phase_point;
+      result = run_sequence(host, request, progress, failure);
+    } else {
+      std::function<void(const Point&)> progress;
+      if (!request.json) progress = print_point;
+      result = run(host, request, progress, failure);
+    }
   } catch (...) {
     rethrow_readable(failure);
   }

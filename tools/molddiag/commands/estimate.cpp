@@ -67,6 +67,10 @@ tools::Parsed<EstimateRequest> parse(const std::vector<std::string>& args) {
       options, "tile", &w.tile, 0, mold::kMaxTile,
       "tile edge in latent units (0: whole image); the estimate is one tile's",
       0);
+  tools::add_ranged_int(options, "tokens", &w.tokens, 0, mold::kMaxTokens,
+                        "prompt tokens (text_encode, denoise)", 0);
+  options.add_options()("arch", po::value(&w.arch)->default_value("default"),
+                        "default (the published architecture) or tiny");
   options.add_options()("model", po::value(&w.model),
                         "model[:variant], e.g. qwen-image-edit-2511:q4")(
       "json", po::bool_switch(&r.json),
@@ -107,6 +111,8 @@ nlohmann::json to_json(const EstimateRequest& request,
                         {"batch", w.batch},
                         {"frames", w.frames},
                         {"tile", w.tile},
+                        {"tokens", w.tokens},
+                        {"arch", w.arch},
                         {"bytes", estimate.bytes},
                         {"human", mold::format_bytes(estimate.bytes)},
                         {"calibrated", estimate.calibrated},
@@ -114,8 +120,11 @@ nlohmann::json to_json(const EstimateRequest& request,
                         {"estimator", result.estimator.to_string()}};
   out["terms"] = nlohmann::json::array();
   for (const auto& t : estimate.terms)
-    out["terms"].push_back(
-        {{"name", t.name}, {"bytes", t.bytes}, {"detail", t.detail}});
+    out["terms"].push_back({{"name", t.name},
+                            {"bytes", t.bytes},
+                            {"detail", t.detail},
+                            {"constant", t.constant},
+                            {"basis", t.basis}});
   return out;
 }
 
@@ -131,7 +140,8 @@ void print_text(const EstimateRequest& request, const EstimateResult& result) {
                            estimate.calibrated
                                ? "yes"
                                : "no (constants not measured on this "
-                                 "backend)");
+                                 "backend or architecture: see the "
+                                 "source)");
   std::cout << fmt::format("estimator:  {}\nsource:     {}\n",
                            result.estimator.to_string(), estimate.source);
 }

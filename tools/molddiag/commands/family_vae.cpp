@@ -4,21 +4,15 @@
 
 #include <mold/base/error.hpp>
 
+#include "common/family_lookup.hpp"
+
 namespace molddiag {
 
 std::unique_ptr<mold::Vae> make_family_vae(const mold::Registry& registry,
                                            const std::string& family,
                                            const std::string& arch,
                                            std::uint64_t seed) {
-  const mold::ModelFamily* f = registry.family(family);
-  if (!f) {
-    std::string names;
-    for (const auto* each : registry.families())
-      names += (names.empty() ? "" : ", ") + each->name;
-    throw mold::NotFound(
-        fmt::format("no family '{}' is registered; registered: {}", family,
-                    names.empty() ? "(none)" : names));
-  }
+  const mold::ModelFamily* f = &mold::tools::require_family(registry, family);
   if (!f->make_vae)
     throw mold::NotFound(
         fmt::format("family '{}' has no VAE in this build", family));

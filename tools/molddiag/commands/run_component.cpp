@@ -19,6 +19,7 @@
 
 #include "commands.hpp"
 #include "common/exit_codes.hpp"
+#include "common/family_lookup.hpp"
 #include "common/host.hpp"
 #include "common/json_output.hpp"
 #include "common/options.hpp"
@@ -154,15 +155,8 @@ std::pair<std::string, std::string> give_weights(mold::Module& module,
 }
 
 RunComponentResult run(const tools::Host& host, const RunComponentRequest& r) {
-  const mold::ModelFamily* family = host.registry->family(r.family);
-  if (!family) {
-    std::string known;
-    for (const auto* f : host.registry->families())
-      known += (known.empty() ? "" : ", ") + f->name;
-    throw mold::InvalidArgument(
-        fmt::format("--family {}: no such family; the loaded plugins have: {}",
-                    r.family, known.empty() ? "none" : known));
-  }
+  const mold::ModelFamily* family =
+      &tools::require_family(*host.registry, r.family);
   const mold::SafetensorsFile input = mold::SafetensorsFile::open(r.input);
   const at::ScalarType dtype = scalar_type(r.dtype);
   const mold::ArchSpec arch = mold::ArchSpec::parse(r.arch);

@@ -13,6 +13,7 @@
 
 #include "commands.hpp"
 #include "common/exit_codes.hpp"
+#include "common/family_lookup.hpp"
 #include "common/host.hpp"
 #include "common/json_output.hpp"
 #include "common/options.hpp"
@@ -47,15 +48,14 @@ tools::Parsed<TokenizeRequest> parse(const std::vector<std::string>& args,
   tools::Parsed<TokenizeRequest> parsed;
   TokenizeRequest& r = parsed.request;
   po::options_description options(
-      "molddiag tokenize --family F --tokenizer DIR [options] TEXT\n\n"
+      "molddiag tokenize --family F [--tokenizer DIR] [options] TEXT\n\n"
       "Prints the token ids of TEXT (standard input when TEXT is '-') as the "
       "family's\n"
-      "text encoder sees them. DIR is a diffusers tokenizer/ folder "
-      "(tokenizer.json and\n"
-      "tokenizer_config.json); finding it in a model directory from the family "
-      "is not\n"
-      "built yet. With --chat the text is first wrapped in the family's chat "
-      "template\n"
+      "text encoder sees them, with the tokenizer the family's plugin ships "
+      "or, with\n"
+      "--tokenizer, a diffusers tokenizer/ folder (tokenizer.json and "
+      "tokenizer_config.json).\n"
+      "With --chat the text is first wrapped in the family's chat template\n"
       "(zimage: Qwen3's, as Z-Image's pipeline does).\n"
       "Exit: 0 tokenized; 1 no such family or a bad tokenizer file; 2 usage "
       "error\n"
@@ -65,7 +65,7 @@ tools::Parsed<TokenizeRequest> parse(const std::vector<std::string>& args,
       "family", po::value(&r.family)->required(),
       "model family: zimage, qwen_image, ...")(
       "tokenizer", po::value(&r.tokenizer_dir),
-      "the tokenizer/ folder (required for now)")(
+      "a tokenizer/ folder instead of the family's own")(
       "chat", po::bool_switch(&r.chat),
       "wrap TEXT in the family's chat template first")(
       "json", po::bool_switch(&r.json),
@@ -80,36 +80,30 @@ tools::Parsed<TokenizeRequest> parse(const std::vector<std::string>& args,
     return parsed;
   }
   tools::parse_args(args, options, &positional);
-  if (r.tokenizer_dir.empty())
-    throw tools::UsageError(
-        "--tokenizer DIR is required for now: give the tokenizer/ folder of a "
-        "diffusers checkpoint (tokenizer.json and tokenizer_config.json); "
-        "finding it in a model directory from --family is not built yet");
   if (r.text == "-")
     r.text.assign(std::istreambuf_iterator<char>(input),
                   std::istreambuf_iterator<char>());
   return parsed;
 }
 
-void require_family(const mold::Registry& registry, const std::string& family) {
-  if (registry.family(family)) return;
-  std::string names;
-  for (const auto* each : registry.families())
-    names += (names.empty() ? "" : ", ") + each->name;
-  throw mold::NotFound(
-      fmt::format("no family '{}' is registered; registered: {}", family,
-                  names.empty() ? "(none)" : names));
-}
-
 TokenizeResult run(const tools::Host& host, const TokenizeRequest& request) {
-  require_family(*host.registry, request.family);
+  const mold::ModelFamily& family =
+      tools::require_family(*host.registry, request.family);
   if (request.chat && request.family != kChatFamily)
     throw tools::UsageError(fmt::format(
         "--chat: mold has no chat template for family '{}' yet ({} has "
         "Qwen3's)",
         request.family, kChatFamily));
+  if (request.tokenizer_dir.empty() && !family.tokenizer)
+    throw tools::UsageError(fmt::format(
+        "family '{}' ships no tokenizer in this build: give --tokenizer DIR, "
+        "the tokenizer/ folder of its diffusers checkpoint",
+        family.name));
   const mold::BpeTokenizer tokenizer =
-      mold::BpeTokenizer::load(request.tokenizer_dir);
+      request.tokenizer_dir.empty()
+          ? mold::BpeTokenizer::load(family.tokenizer->tokenizer_json,
+                                     family.tokenizer->tokenizer_config)
+          : mold::BpeTokenizer::load(request.tokenizer_dir);
   TokenizeResult result;
   result.ids = tokenizer.encode(
       request.chat ? mold::qwen3_chat_prompt(request.text) : request.text);

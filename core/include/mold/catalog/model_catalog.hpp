@@ -18,6 +18,7 @@
 
 #include <filesystem>
 #include <functional>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -47,6 +48,8 @@ struct FamilyFactories {
   TextEncoderFactory text_encoder;
   DenoiserFactory transformer;
   PipelineFactory pipeline;
+  /// The tokenizer's files the plugin ships (none: no tokenizer).
+  std::optional<TokenizerFiles> tokenizer;
 };
 
 void register_family_from_data_files(Registrar& registrar,

@@ -94,6 +94,12 @@ struct ModelInfo {
   const ModelVariant* variant(const std::string& name) const;
 };
 
+/// The files a family's tokenizer is read from (mold/model/tokenizer.hpp).
+struct TokenizerFiles {
+  std::filesystem::path tokenizer_json;    ///< tokenizer.json
+  std::filesystem::path tokenizer_config;  ///< tokenizer_config.json
+};
+
 struct ModelFamily {
   std::string name;  ///< "qwen_image"; also the estimator key's family
   std::string description;
@@ -107,6 +113,9 @@ struct ModelFamily {
   DenoiserFactory make_transformer;
   /// Its text-to-image pipeline (empty when this build has none).
   PipelineFactory make_pipeline;
+  /// The tokenizer the plugin ships (runs with seeded weights use it; a
+  /// model directory brings its own), when it ships one.
+  std::optional<TokenizerFiles> tokenizer;
 
   const ModelInfo* model(const std::string& name) const;
   /// Finds "qwen-image-edit-2511:q4" or "qwen-image-edit-2511" (default

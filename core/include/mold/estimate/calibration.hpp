@@ -2,24 +2,33 @@
 /// Estimator constants in TOML files shipped beside a plugin and overridable by
 /// the user.
 ///
-/// A calibration file has one table per (op, backend):
+/// A calibration file has one table per (op, backend), of one of two kinds.
+/// Per pixel (VAEs):
+///
+///     [meta]
+///     family = "qwen_image"  # for people; the plugin decides
+///     spatial_scale = 8      # pixels per latent unit (tiles)
 ///
 ///     [vae_decode.cuda]
-///     # working bytes per output pixel per element byte
-///     bytes_per_pixel = 2900
+///     bytes_per_pixel = 2900  # per output pixel per element byte
 ///     calibrated = true
-///     source = "incident 3 of docs/incidents.md: RTX 4090 fp16 grid, max
-///     2723.6, +6.5%" # optional, where the constant varies with size: #
-///     [pixels, measured bytes_per_pixel] pairs points = [[262144, 5132],
-///     [589824, 4596]] headroom = 1.15 [meta] family = "qwen_image"  # for
-///     people; the plugin decides spatial_scale = 8      # pixels per latent
-///     unit (tiles)
+///     source = "incident 3 of docs/incidents.md: RTX 4090 fp16 grid"
+///     # optional, where the constant varies with size:
+///     # [pixels, measured bytes_per_pixel] pairs
+///     points = [[262144, 5132], [589824, 4596]]
+///     headroom = 1.15
 ///
 /// The estimate is bytes_per_pixel x height x width x element size x batch x
 /// frames (for a tile: the tile's pixels). With `points`, bytes_per_pixel at an
 /// area is the larger of the two measured neighbours times `headroom` (a
 /// conservative upper envelope); outside the measured range, the larger of the
 /// nearest point times `headroom` and the flat constant.
+///
+/// Per token and attention score (text encoders, denoisers): a table with
+/// bytes_per_token / bytes_per_score (mold/estimate/sequence_model.hpp). The
+/// core registers estimators for the pixel tables; the plugin registers its
+/// sequence tables' estimators, since only it knows an architecture's tokens
+/// and scores.
 
 #include <filesystem>
 #include <map>
@@ -29,6 +38,7 @@
 #include <vector>
 
 #include "mold/estimate/estimate.hpp"
+#include "mold/estimate/sequence_model.hpp"
 
 namespace mold {
 
@@ -65,15 +75,23 @@ class CalibrationFile {
   ///      registrar.user_data_file("calibration.toml")).
   static CalibrationFile load_for(const Registrar& registrar);
 
+  /// The per-pixel tables.
   const std::vector<PixelLinearModel>& models() const { return models_; }
   const PixelLinearModel* find(const std::string& op,
                                const std::string& backend) const;
-  /// Registers an estimator for each table under `family`.
+  /// The per-token tables.
+  const std::vector<SequenceModel>& sequence_models() const {
+    return sequence_models_;
+  }
+  const SequenceModel* find_sequence(const std::string& op,
+                                     const std::string& backend) const;
+  /// Registers an estimator for each per-pixel table under `family`.
   void register_estimators(Registrar& registrar,
                            const std::string& family) const;
 
  private:
   std::vector<PixelLinearModel> models_;
+  std::vector<SequenceModel> sequence_models_;
 };
 
 }  // namespace mold

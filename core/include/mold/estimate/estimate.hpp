@@ -4,6 +4,7 @@
 
 #include <functional>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "mold/base/bytes.hpp"
@@ -13,9 +14,24 @@ namespace mold {
 
 /// One named part of an estimate, with the arithmetic that produced it.
 struct EstimateTerm {
+  EstimateTerm() = default;
+  EstimateTerm(std::string name, Bytes bytes, std::string detail,
+               std::string constant = {}, double basis = 0)
+      : name(std::move(name)),
+        bytes(bytes),
+        detail(std::move(detail)),
+        constant(std::move(constant)),
+        basis(basis) {}
+
   std::string name;  ///< "activations"
   Bytes bytes = 0;
   std::string detail;  ///< "2900 x 1038336 px x 2 B x batch 1"
+  /// The calibration constant this term scales ("bytes_per_token"; empty for
+  /// a term no constant decides, such as headroom) and what it multiplies:
+  /// bytes = constant x basis. `molddiag calibrate` fits the constants of
+  /// measured runs from these.
+  std::string constant;
+  double basis = 0;
 };
 
 struct Estimate {

@@ -21,6 +21,9 @@ struct PhaseEvent {
   int images = 1;         ///< the batch size
   std::string phase;      ///< "text_encode", "denoise", "vae_encode", ...
   std::string component;  ///< what the phase ran ("" for none)
+  /// What the phase was planned with: the estimate's key and sizes (tokens,
+  /// pixels, batch).
+  Workload workload;
   PhaseStage stage = PhaseStage::start;
   int step = 0;   ///< denoise: 1-based step of `steps` (step events)
   int steps = 0;  ///< 0 for phases without steps

@@ -1,0 +1,65 @@
+#pragma once
+/// molddiag calibrate for a text encoder's or denoiser's op (text_encode,
+/// denoise): runs the family's pipeline with seeded weights on the cpu
+/// backend at each (size, prompt length), takes the op's working memory as
+/// the runtime measures it (the phase's peak above what was allocated when
+/// it started), and fits the constants of the estimate's terms (each term
+/// says which constant it scales and what it multiplies) to cover every
+/// point. Includes libtorch through the runtime: only calibrate uses it.
+
+#include <functional>
+#include <mold/base/bytes.hpp>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "common/host.hpp"
+#include "common/readable_error.hpp"
+
+namespace molddiag {
+
+struct PhaseCalibration {
+  std::string family, op, arch;
+  std::vector<int> sizes;   ///< square image edges
+  std::vector<int> tokens;  ///< prompt lengths in words (one token each)
+};
+
+/// One run's phase.
+struct PhasePoint {
+  int size = 0;
+  int words = 0;
+  int tokens = 0;  ///< the workload's, chat template included
+  mold::Bytes peak = 0;
+  mold::Bytes estimate = 0;  ///< with the constants in force now
+  /// (constant, basis) of each of the estimate's terms that has one.
+  std::vector<std::pair<std::string, double>> bases;
+  double seconds = 0;
+  /// The process's resident peak during the phase above its resident set at
+  /// the start (0 where /proc cannot say).
+  mold::Bytes rss_peak = 0;
+};
+
+struct ConstantFit {
+  /// The fitted constants, by name, in the order the estimate has them.
+  std::vector<std::pair<std::string, double>> constants;
+  /// The fit before scaling: the largest measured/fitted ratio, which
+  /// scaled every constant so that the fit covers every point.
+  double scale = 1;
+};
+
+/// Runs the pipeline once per (size, words) and returns the op's points.
+std::vector<PhasePoint> measure_phase(
+    const mold::tools::Host& host, const PhaseCalibration& calibration,
+    const std::function<void(const PhasePoint&)>& on_point,
+    mold::tools::FailureContext& failure);
+
+/// The non-negative constants minimising the squared relative error of
+/// sum(constant x basis) over the points, scaled so that no point is above
+/// the fit. Throws mold::Error when there are not more points than
+/// constants.
+ConstantFit fit_constants(const std::vector<PhasePoint>& points);
+
+/// The fit's bytes at a point.
+double fitted_bytes(const ConstantFit& fit, const PhasePoint& point);
+
+}  // namespace molddiag
