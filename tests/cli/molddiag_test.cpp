@@ -27,8 +27,8 @@ std::string bad_dir(const std::string& name) {
 
 /// molddiag's commands, in the order of its command table.
 const std::vector<std::string> kCommands = {
-    "plugins", "estimate",  "classify",      "vae",
-    "tiling",  "calibrate", "run-component", "tokenize"};
+    "plugins",   "estimate",      "classify", "vae",  "tiling",
+    "calibrate", "run-component", "tokenize", "leak", "parity"};
 
 /// The usage hint that follows a usage error of `command`.
 std::string help_hint(const std::string& command) {
@@ -237,12 +237,20 @@ TEST_CASE("molddiag <command> --help lists the command's own options",
        {"--family", "--size", "--tile", "--overlap", "--arch", "--seed",
         "--workspace", "--mkldnn", "--json"}},
       {"calibrate",
-       {"--family", "--op", "--sizes", "--arch", "--headroom", "--write",
-        "--json"}},
+       {"--family", "--op", "--sizes", "--tokens", "--arch", "--headroom",
+        "--write", "--json"}},
       {"run-component",
        {"--family", "--component", "--arch", "--weights", "--input", "--output",
         "--dtype", "--seed", "--json", "--verbose"}},
       {"tokenize", {"--family", "--tokenizer", "--chat", "--json", "--text"}},
+      {"leak",
+       {"--model", "--tiny", "--model-dir", "--dtype", "--backend", "--prompt",
+        "--images", "--width", "--height", "--steps", "--seed", "--quiet",
+        "--threshold", "--max-warmup", "--tolerance", "--slack", "--json",
+        "--report"}},
+      {"parity",
+       {"--model", "--tiny", "--images", "--tolerance", "--slack", "--json",
+        "--report"}},
   };
   const std::vector<std::string> every_command = {"--plugin-dir", "--config",
                                                   "--cpu-memory-limit"};

@@ -12,6 +12,8 @@ enum ExitCode : int {
       1,       ///< the command could not do what was asked (message on stderr)
   kUsage = 2,  ///< bad flags or values
   kPluginErrors = 3,  ///< `plugins --strict`: a plugin failed to load
+  kLeak = 3,          ///< `leak`: memory grows from image to image
+  kParityBroken = 4,  ///< `leak`, `parity`: an image needs more than the first
 };
 
 }  // namespace mold::tools

@@ -2,7 +2,9 @@
 
 #include <fmt/format.h>
 
+#include <filesystem>
 #include <mold/base/error.hpp>
+#include <mold/catalog/model_dir.hpp>
 
 namespace mold::tools {
 
@@ -19,6 +21,52 @@ const mold::ModelFamily& require_family(const mold::Registry& registry,
   throw mold::NotFound(
       fmt::format("no family '{}' is registered; registered: {}", name,
                   registered_family_names(registry)));
+}
+
+FoundModel find_model(const mold::Registry& registry, const std::string& spec) {
+  std::string known;
+  for (const mold::ModelFamily* family : registry.families()) {
+    auto [model, variant] = family->find(spec);
+    if (model && variant) return {family, model, variant};
+    if (model && !variant) {
+      std::string variants;
+      for (const auto& v : model->variants)
+        variants += (variants.empty() ? "" : ", ") + model->name + ":" + v.name;
+      throw mold::InvalidArgument(
+          fmt::format("model '{}': {} has no such variant; it has {}", spec,
+                      model->name, variants));
+    }
+    for (const auto& m : family->models)
+      known += (known.empty() ? "" : ", ") + m.name;
+  }
+  throw mold::InvalidArgument(fmt::format(
+      "model '{}' is not one the loaded plugins know; they know: {} (see "
+      "`molddiag plugins`)",
+      spec, known.empty() ? "none" : known));
+}
+
+mold::PipelineOptions pipeline_options(
+    const Host& host, const FoundModel& found, bool tiny,
+    const std::vector<std::string>& model_dirs, const std::string& dtype,
+    const std::string& backend) {
+  mold::PipelineOptions options;
+  options.model = found.model->name;
+  options.variant = found.variant->name;
+  options.dtype = dtype;
+  options.backend = backend;
+  if (tiny) {
+    options.arch = mold::ArchSpec::parse("tiny");
+    return options;
+  }
+  const std::vector<std::filesystem::path> flag_dirs(model_dirs.begin(),
+                                                     model_dirs.end());
+  const mold::ModelLookup lookup =
+      mold::find_model_dir(found.model->name, flag_dirs, host.config);
+  if (!lookup.found)
+    throw mold::NotFound(mold::describe_lookup(lookup, found.model->name));
+  mold::ModelDir::open(*lookup.found);  // validates model_index.json
+  options.model_dir = *lookup.found;
+  return options;
 }
 
 }  // namespace mold::tools

@@ -5,6 +5,9 @@
 #include <mold/catalog/model_family.hpp>
 #include <mold/plugin/registry.hpp>
 #include <string>
+#include <vector>
+
+#include "common/host.hpp"
 
 namespace mold::tools {
 
@@ -15,5 +18,27 @@ const mold::ModelFamily& require_family(const mold::Registry& registry,
 
 /// "qwen_image, zimage", or "(none)".
 std::string registered_family_names(const mold::Registry& registry);
+
+/// The family that has a model, the model and the variant.
+struct FoundModel {
+  const mold::ModelFamily* family = nullptr;
+  const mold::ModelInfo* model = nullptr;
+  const mold::ModelVariant* variant = nullptr;
+};
+
+/// The model `spec` names ("z-image-turbo", "z-image-turbo:bf16"). Throws
+/// InvalidArgument naming the spec and what the loaded plugins know (or, for
+/// an unknown variant, the model's variants).
+FoundModel find_model(const mold::Registry& registry, const std::string& spec);
+
+/// How to build the found model's pipeline: seeded weights at the tiny
+/// architecture with `tiny`, otherwise the model directory found by name in
+/// `model_dirs` (the --model-dir flags), MOLD_MODELS_DIR, the config's
+/// [models] dirs and the user's data dir. Throws NotFound saying where it
+/// looked and how to point at a directory.
+mold::PipelineOptions pipeline_options(
+    const Host& host, const FoundModel& found, bool tiny,
+    const std::vector<std::string>& model_dirs, const std::string& dtype,
+    const std::string& backend);
 
 }  // namespace mold::tools

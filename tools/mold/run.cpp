@@ -20,6 +20,7 @@
 
 #include "commands.hpp"
 #include "common/exit_codes.hpp"
+#include "common/family_lookup.hpp"
 #include "common/host.hpp"
 #include "common/json_output.hpp"
 #include "common/options.hpp"
@@ -127,35 +128,6 @@ tools::Parsed<RunRequest> parse(const std::vector<std::string>& args) {
   return parsed;
 }
 
-/// The family that has the model, and its entry.
-struct FoundModel {
-  const mold::ModelFamily* family = nullptr;
-  const mold::ModelInfo* model = nullptr;
-  const mold::ModelVariant* variant = nullptr;
-};
-
-FoundModel find_model(const mold::Registry& registry, const std::string& spec) {
-  std::string known;
-  for (const mold::ModelFamily* family : registry.families()) {
-    auto [model, variant] = family->find(spec);
-    if (model && variant) return {family, model, variant};
-    if (model && !variant) {
-      std::string variants;
-      for (const auto& v : model->variants)
-        variants += (variants.empty() ? "" : ", ") + model->name + ":" + v.name;
-      throw mold::InvalidArgument(
-          fmt::format("model '{}': {} has no such variant; it has {}", spec,
-                      model->name, variants));
-    }
-    for (const auto& m : family->models)
-      known += (known.empty() ? "" : ", ") + m.name;
-  }
-  throw mold::InvalidArgument(fmt::format(
-      "model '{}' is not one the loaded plugins know; they know: {} (see "
-      "`molddiag plugins`)",
-      spec, known.empty() ? "none" : known));
-}
-
 std::vector<mold::PngText> png_text(const mold::Pipeline& pipeline,
                                     const mold::GenerateRequest& r,
                                     std::uint64_t seed) {
@@ -223,30 +195,17 @@ nlohmann::json plan_json(const std::vector<PlanStep>& steps) {
 int run(const RunRequest& request) {
   const tools::Host host = tools::open_host(request.host);
   tools::warn_load_errors(*host.registry, "molddiag plugins");
-  const FoundModel found = find_model(*host.registry, request.model_spec);
+  const tools::FoundModel found =
+      tools::find_model(*host.registry, request.model_spec);
   if (!found.family->make_pipeline)
     throw mold::Error(fmt::format(
         "model {}: the {} plugin in this build cannot run it (it has no "
         "pipeline)",
         found.model->name, found.family->name));
 
-  mold::PipelineOptions options;
-  options.model = found.model->name;
-  options.variant = found.variant->name;
-  options.dtype = request.dtype;
-  options.backend = request.backend;
-  if (request.tiny) {
-    options.arch = mold::ArchSpec::parse("tiny");
-  } else {
-    std::vector<fs::path> flag_dirs(request.model_dirs.begin(),
-                                    request.model_dirs.end());
-    const mold::ModelLookup lookup =
-        mold::find_model_dir(found.model->name, flag_dirs, host.config);
-    if (!lookup.found)
-      throw mold::NotFound(mold::describe_lookup(lookup, found.model->name));
-    mold::ModelDir::open(*lookup.found);  // validates model_index.json
-    options.model_dir = *lookup.found;
-  }
+  const mold::PipelineOptions options =
+      tools::pipeline_options(host, found, request.tiny, request.model_dirs,
+                              request.dtype, request.backend);
 
   const std::shared_ptr<mold::Backend> backend =
       host.registry->create_backend(request.backend);

@@ -35,6 +35,10 @@ int main(int argc, char** argv) {
        molddiag::run_component_command},
       {"tokenize", "the token ids of a text, with a family's tokenizer files",
        molddiag::tokenize_command},
+      {"leak", "make N images and say whether memory grows, and what keeps it",
+       molddiag::leak_command},
+      {"parity", "make N images and check none needs more than the first",
+       molddiag::parity_command},
   };
   return mold::tools::run_command_table(
       molddiag::kProgram, commands, argc, argv,

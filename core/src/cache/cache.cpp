@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <mutex>
+#include <optional>
 
 namespace mold {
 
@@ -15,7 +16,17 @@ struct Entry {
   std::uint64_t last_use = 0;
   double priority = 0;  // GreedyDual-Size H
   std::uint64_t loads = 0;
+  std::optional<Bytes> released_on_park;  // measured at its last park
 };
+
+// Parks `e`, measuring how far the backend's allocated bytes fell: what the
+// component really gave back, not what it says it holds.
+void park_measured(Entry& e, Backend& backend) {
+  const Bytes before = backend.stats().allocated;
+  e.component->park();
+  const Bytes after = backend.stats().allocated;
+  e.released_on_park = before > after ? before - after : 0;
+}
 
 std::string join(const std::vector<std::string>& names) {
   std::string out;
@@ -146,7 +157,7 @@ struct ModelCache::State {
     };
     std::stable_sort(candidates.begin(), candidates.end(), order);
     for (Entry* e : candidates) {
-      e->component->park();
+      park_measured(*e, *backend);
       if (options.policy == EvictionPolicy::greedy_dual_size)
         inflation = std::max(inflation, e->priority);
       backend->empty_cache();
@@ -179,7 +190,9 @@ void ModelCache::add(std::shared_ptr<CachedComponent> component) {
   if (state_->find(component->name()))
     throw InvalidArgument("the cache already has a component named '" +
                           component->name() + "'");
-  state_->entries.push_back(Entry{std::move(component)});
+  Entry entry;
+  entry.component = std::move(component);
+  state_->entries.push_back(std::move(entry));
   if (state_->entries.back().component->residency() == Residency::device)
     state_->touch(state_->entries.back());
 }
@@ -239,7 +252,7 @@ void ModelCache::park(const std::string& name) {
   if (entry->locks > 0)
     throw InvalidArgument("'" + name +
                           "' is in use (locked): release its lease first");
-  entry->component->park();
+  park_measured(*entry, *state_->backend);
   state_->backend->empty_cache();
 }
 
@@ -249,7 +262,7 @@ std::vector<CacheEntryState> ModelCache::entries() const {
   for (const auto& e : state_->entries)
     out.push_back({e.component->name(), e.component->device_bytes(),
                    e.component->residency(), e.locks, e.last_use, e.priority,
-                   e.loads});
+                   e.loads, e.released_on_park});
   return out;
 }
 

@@ -20,15 +20,19 @@ namespace mold {
 namespace {
 
 // c10 expects 64-byte aligned CPU memory. Each block starts with a header of
-// that size holding the block's size, so the deleter needs nothing but the data
-// pointer: oneDNN's raw_allocate requires DataPtr data == context and a
-// raw_deleter().
+// that size holding the block's size and allocation scope, so the deleter
+// needs nothing but the data pointer: oneDNN's raw_allocate requires DataPtr
+// data == context and a raw_deleter().
 constexpr std::size_t kAlignment = 64;
 constexpr std::size_t kHeader = kAlignment;
 constexpr Bytes kNoLimit = std::numeric_limits<Bytes>::max();
 
 struct Counters {
   std::atomic<Bytes> live{0};
+  /// Live bytes per allocation scope; the scope a block was allocated in is
+  /// kept in its header, so its deleter gives them back to that scope.
+  std::atomic<Bytes> live_by_scope[kMaxAllocationScopes] = {};
+  std::atomic<std::uint32_t> scope{0};
   std::atomic<Bytes> peak{0};
   std::atomic<Bytes> limit{kNoLimit};
   std::atomic<std::uint64_t> allocations{0};
@@ -76,8 +80,12 @@ void tracking_delete(void* data) {
   if (!data) return;
   auto* block = static_cast<char*>(data) - kHeader;
   Bytes size = 0;
+  std::uint32_t scope = 0;
   std::memcpy(&size, block, sizeof(size));
-  counters().live.fetch_sub(size, std::memory_order_relaxed);
+  std::memcpy(&scope, block + sizeof(size), sizeof(scope));
+  auto& c = counters();
+  c.live.fetch_sub(size, std::memory_order_relaxed);
+  c.live_by_scope[scope].fetch_sub(size, std::memory_order_relaxed);
   std::free(block);
 }
 
@@ -106,7 +114,11 @@ class TrackingCpuAllocator final : public c10::Allocator {
       throw_oom(n, host_total_memory(), live - n, false);
     }
     const Bytes size = n;
+    const std::uint32_t scope = c.scope.load(std::memory_order_relaxed);
     std::memcpy(block, &size, sizeof(size));
+    std::memcpy(static_cast<char*>(block) + sizeof(size), &scope,
+                sizeof(scope));
+    c.live_by_scope[scope].fetch_add(size, std::memory_order_relaxed);
     Bytes peak = c.peak.load();
     while (live > peak && !c.peak.compare_exchange_weak(peak, live)) {
     }
@@ -172,6 +184,20 @@ MemoryStats CpuBackend::stats() const {
   }
   s.host_rss = read_host_rss();
   return s;
+}
+
+std::uint32_t CpuBackend::set_allocation_scope(std::uint32_t scope) {
+  return counters().scope.exchange(scope < kMaxAllocationScopes ? scope : 0);
+}
+
+std::vector<std::pair<std::uint32_t, Bytes>> CpuBackend::live_bytes_by_scope()
+    const {
+  std::vector<std::pair<std::uint32_t, Bytes>> out;
+  auto& c = counters();
+  for (std::uint32_t scope = 0; scope < kMaxAllocationScopes; ++scope)
+    if (const Bytes bytes = c.live_by_scope[scope].load(); bytes > 0)
+      out.emplace_back(scope, bytes);
+  return out;
 }
 
 void CpuBackend::reset_peak() { counters().peak.store(counters().live.load()); }

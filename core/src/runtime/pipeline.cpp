@@ -6,6 +6,7 @@
 
 #include "mold/base/error.hpp"
 #include "mold/plugin/registry.hpp"
+#include "mold/runtime/allocation_scope.hpp"
 
 namespace mold {
 
@@ -57,6 +58,8 @@ RunContext::RunContext(ModelCache& cache, const Registry& registry,
 void RunContext::begin_image(int image, int images) {
   image_ = image;
   images_ = images;
+  AllocationScopes::open(backend(),
+                         {image_, "", "", ScopeKind::between_phases});
 }
 
 void RunContext::emit(const PhaseEvent& event) {
@@ -103,6 +106,23 @@ void RunContext::run_phase(const PlannedPhase& phase,
     emit(failed);
   };
 
+  auto open_scope = [&](ScopeKind kind) {
+    const bool between = kind == ScopeKind::between_phases;
+    AllocationScopes::open(backend(), {image_, between ? "" : phase.phase,
+                                       between ? "" : phase.component, kind});
+  };
+  // Whatever happens, later allocations are the pipeline's own again.
+  struct ScopeGuard {
+    std::function<void()> end;
+    ~ScopeGuard() {
+      try {
+        end();
+      } catch (...) {  // no scope is no reason to lose the phase's outcome
+      }
+    }
+  } between{[&] { open_scope(ScopeKind::between_phases); }};
+  open_scope(ScopeKind::load);
+
   ModelCache::Lease lease;
   try {
     lease = phase.component.empty()
@@ -117,6 +137,7 @@ void RunContext::run_phase(const PlannedPhase& phase,
     if (resident_before.count(entry.name) &&
         entry.residency != Residency::device)
       event.parked.push_back(entry.name);
+  open_scope(ScopeKind::phase);
   backend().reset_peak();
   event.before = backend().stats();
   event.stage = PhaseStage::start;

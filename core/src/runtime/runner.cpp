@@ -3,6 +3,7 @@
 #include <chrono>
 
 #include "mold/device/backend.hpp"
+#include "mold/runtime/allocation_scope.hpp"
 
 namespace mold {
 
@@ -37,9 +38,16 @@ void Runner::run(const GenerateRequest& request, const ImageSink& sink) {
                          .count();
     if (sink) sink(record, image);
     image = GeneratedImage();
-    cache_.backend().empty_cache();
+    Backend& backend = cache_.backend();
+    backend.empty_cache();
+    record.after_cleanup = backend.stats();
+    record.residency = cache_.entries();
+    record.attributed = backend.attributes_allocations();
+    if (record.attributed)
+      record.live_by_scope = AllocationScopes::residue(backend);
     for (RunObserver* observer : observers_) observer->on_image(record);
   }
+  AllocationScopes::close(cache_.backend());
 }
 
 }  // namespace mold

@@ -29,5 +29,7 @@ int tiling_command(const std::vector<std::string>& args);
 int calibrate_command(const std::vector<std::string>& args);
 int tokenize_command(const std::vector<std::string>& args);
 int run_component_command(const std::vector<std::string>& args);
+int leak_command(const std::vector<std::string>& args);
+int parity_command(const std::vector<std::string>& args);
 
 }  // namespace molddiag

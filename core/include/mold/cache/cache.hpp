@@ -6,6 +6,7 @@
 
 #include <cstdint>
 #include <memory>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -70,6 +71,10 @@ struct CacheEntryState {
   std::uint64_t last_use = 0;  ///< logical clock of the last acquire; 0 = never
   double priority = 0;         ///< GreedyDual-Size H value
   std::uint64_t loads = 0;     ///< times loaded onto the device
+  /// How far the backend's allocated bytes fell when it was last parked (a
+  /// component that keeps device buffers while parked gives back less than
+  /// `bytes`); none when it was never parked.
+  std::optional<Bytes> released_on_park;
 };
 
 /// The cache cannot make room: even parking every unlocked component would

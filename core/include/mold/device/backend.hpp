@@ -2,9 +2,12 @@
 /// The device interface. Backend plugins register implementations; `cpu` is
 /// built in.
 
+#include <cstdint>
 #include <functional>
 #include <memory>
 #include <string>
+#include <utility>
+#include <vector>
 
 #include "mold/base/memory_stats.hpp"
 
@@ -38,7 +41,29 @@ class Backend {
   /// The libtorch device tensors for this backend live on. Callers include
   /// <c10/core/Device.h>.
   virtual c10::Device torch_device() const = 0;
+
+  /// Attribution of live memory to the code that allocated it, where the
+  /// backend can tell (cpu: its tracking allocator tags every block with the
+  /// scope current when it was allocated). The runtime opens a scope per
+  /// phase of each image (and per component load), so that what is still
+  /// live images later names the phase that allocated it.
+  virtual bool attributes_allocations() const { return false; }
+  /// Allocations from now on belong to `scope` (1 to kMaxAllocationScopes - 1;
+  /// 0: none), process-wide; returns the scope that was current. Ignored
+  /// where allocations are not attributed.
+  virtual std::uint32_t set_allocation_scope(std::uint32_t /*scope*/) {
+    return 0;
+  }
+  /// The bytes still live per scope, scopes with none left out (empty where
+  /// allocations are not attributed).
+  virtual std::vector<std::pair<std::uint32_t, Bytes>> live_bytes_by_scope()
+      const {
+    return {};
+  }
 };
+
+/// Scope ids an attributing backend keeps apart; higher ones count as 0.
+inline constexpr std::uint32_t kMaxAllocationScopes = 1u << 16;
 
 /// Creates a backend on first use; it throws a mold::Error when the device is
 /// absent.

@@ -36,6 +36,10 @@ class CpuBackend final : public Backend {
   void empty_cache() override {}
   void synchronize_and_check() override {}
   c10::Device torch_device() const override;
+  bool attributes_allocations() const override { return true; }
+  std::uint32_t set_allocation_scope(std::uint32_t scope) override;
+  std::vector<std::pair<std::uint32_t, Bytes>> live_bytes_by_scope()
+      const override;
 
   /// Caps live tensor bytes; nullopt removes the cap.
   void set_memory_limit(std::optional<Bytes> limit);

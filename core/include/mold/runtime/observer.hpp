@@ -5,7 +5,9 @@
 #include <cstdint>
 #include <filesystem>
 #include <string>
+#include <vector>
 
+#include "mold/runtime/allocation_scope.hpp"
 #include "mold/runtime/phase_event.hpp"
 
 namespace mold {
@@ -19,6 +21,15 @@ struct ImageRecord {
   int width = 0;
   int height = 0;
   double seconds = 0;  ///< the whole image, every phase
+  /// After the runtime's cleanup between images (the backend's cached memory
+  /// returned): the memory that image left behind, and every component's
+  /// residency. Filled before observers see the record (a sink sees zeros).
+  MemoryStats after_cleanup;
+  std::vector<CacheEntryState> residency;
+  /// Where the backend attributes allocations (cpu): the bytes still live per
+  /// allocation scope of the run, so far (earlier images' scopes included).
+  bool attributed = false;
+  std::vector<ScopeResidue> live_by_scope;
 };
 
 /// Called on the thread that runs the pipeline, in order. An observer that

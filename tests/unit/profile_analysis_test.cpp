@@ -1,0 +1,271 @@
+// The profiler's analyses on synthetic profiles: the trend fit, warm-up,
+// the leak rules (every-step rise, slope with R^2), caching that is not a
+// leak, host-only leaks, exact and inferred attribution, parked components
+// that hold memory, and parity against the first image.
+
+#include <catch2/catch.hpp>
+#include <mold/profile/leak_analysis.hpp>
+#include <mold/profile/parity.hpp>
+#include <mold/profile/profile_report.hpp>
+#include <mold/profile/trend.hpp>
+#include <nlohmann/json.hpp>
+
+using namespace mold;
+
+namespace {
+
+/// A profile whose image i ends with allocated[i], reserved[i] and rss[i].
+MemoryProfile series(const std::vector<double>& allocated,
+                     std::vector<double> reserved = {},
+                     std::vector<double> rss = {}) {
+  if (reserved.empty()) reserved = allocated;
+  if (rss.empty()) rss.assign(allocated.size(), 500.0 * double(kMiB));
+  MemoryProfile p;
+  p.driver = "local";
+  p.backend = "cuda";
+  for (std::size_t i = 0; i < allocated.size(); ++i) {
+    ImageSample s;
+    s.image = int(i);
+    s.after.allocated = Bytes(allocated[i]);
+    s.after.reserved = Bytes(reserved[i]);
+    s.after.peak_allocated = Bytes(allocated[i]) + 10 * kMiB;
+    s.after.host_rss = Bytes(rss[i]);
+    p.images.push_back(s);
+  }
+  return p;
+}
+
+CacheEntryState entry(const std::string& name, Bytes bytes,
+                      Residency residency) {
+  CacheEntryState e;
+  e.name = name;
+  e.bytes = bytes;
+  e.residency = residency;
+  return e;
+}
+
+std::vector<double> line(int n, double start, double step) {
+  std::vector<double> v;
+  for (int i = 0; i < n; ++i) v.push_back(start + step * i);
+  return v;
+}
+
+}  // namespace
+
+TEST_CASE("trend: slope, R^2 and the 95% interval", "[profile]") {
+  const Trend flat = fit_trend({5, 5, 5, 5});
+  CHECK(flat.slope == 0);
+  CHECK(flat.r_squared == 1);
+  CHECK(flat.slope_low == 0);
+  CHECK(flat.slope_high == 0);
+
+  const Trend exact = fit_trend(line(6, 100, 3));
+  CHECK(exact.slope == Approx(3));
+  CHECK(exact.intercept == Approx(100));
+  CHECK(exact.r_squared == 1);
+  CHECK(exact.min_step == Approx(3));
+
+  // y = 2x + noise; the textbook formulas worked out separately give slope
+  // 2.025714, R^2 0.997729 and a slope standard error of 0.048319.
+  const Trend noisy = fit_trend({0.1, 2.3, 3.9, 6.2, 8.0, 10.4});
+  CHECK(noisy.slope == Approx(2.025714).epsilon(1e-6));
+  CHECK(noisy.r_squared == Approx(0.997729).epsilon(1e-6));
+  CHECK(noisy.slope_high - noisy.slope ==
+        Approx(2.776 * 0.048319).epsilon(1e-4));
+  CHECK(noisy.slope - noisy.slope_low ==
+        Approx(noisy.slope_high - noisy.slope));
+
+  CHECK(student_t_975(1) == Approx(12.706));
+  CHECK(student_t_975(10) == Approx(2.228));
+  CHECK(student_t_975(1000) == Approx(1.96));
+  CHECK(fit_trend({}).points == 0);
+  CHECK(fit_trend({7}).slope == 0);
+}
+
+TEST_CASE("a steady leak is found after warm-up, its slope exact",
+          "[profile]") {
+  const MemoryProfile p = series(line(12, 100 * kMiB, 64 * kKiB));
+  const LeakReport r = analyze_leaks(p);
+  CHECK(r.verdict == LeakVerdict::leak);
+  CHECK(r.warmup == 3);  // reserved never settles: the most warm-up
+  CHECK(r.allocated.values.size() == 9);
+  CHECK(r.allocated.rises_every_image);
+  CHECK(r.allocated.trend.slope == Approx(64 * kKiB));
+  CHECK_THAT(r.summary, Catch::StartsWith("LEAK: allocated grows 64.00 KiB"));
+  // No scopes on this backend: the attribution is inferred (no phases here,
+  // so none).
+  CHECK(r.attributions.empty());
+}
+
+TEST_CASE("a noisy leak is found by its slope, noise alone is not",
+          "[profile]") {
+  // 64 KiB an image with up to +-60 KiB of noise around it: some images
+  // fall, so it does not rise at every image; the slope finds it. (0.1% of
+  // the ~30 MiB peak is below 64 KiB.)
+  std::vector<double> noisy = line(14, 20 * kMiB, 64 * kKiB);
+  const double wiggle[] = {20, -20, 10, -15, 18, -5,  0,
+                           12, -20, 5,  -8,  20, -10, 3};
+  for (std::size_t i = 0; i < noisy.size(); ++i)
+    noisy[i] += 3 * wiggle[i] * kKiB;
+  std::vector<double> flat_reserved(noisy.size(), 200.0 * kMiB);
+  LeakReport r = analyze_leaks(series(noisy, flat_reserved));
+  CHECK(r.warmup == 0);
+  CHECK_FALSE(r.allocated.rises_every_image);
+  CHECK(r.allocated.sloped);
+  CHECK(r.verdict == LeakVerdict::leak);
+  CHECK(r.allocated.trend.slope == Approx(64 * kKiB).epsilon(0.1));
+
+  // The same noise around a flat line: clean.
+  std::vector<double> noise(14, 20.0 * kMiB);
+  for (std::size_t i = 0; i < noise.size(); ++i)
+    noise[i] += 3 * wiggle[i] * kKiB;
+  r = analyze_leaks(series(noise, flat_reserved));
+  CHECK(r.verdict == LeakVerdict::clean);
+  CHECK_FALSE(r.allocated.grows());
+}
+
+TEST_CASE("warm-up: growth that stops is excluded, not a leak", "[profile]") {
+  // Reserved (and allocated) grow for 3 images, then stay.
+  const std::vector<double> v = {10 * kMiB, 11 * kMiB, 12 * kMiB, 13 * kMiB,
+                                 13 * kMiB, 13 * kMiB, 13 * kMiB, 13 * kMiB};
+  const LeakReport r = analyze_leaks(series(v));
+  CHECK(r.warmup == 3);
+  CHECK(r.verdict == LeakVerdict::clean);
+}
+
+TEST_CASE("reserved growth alone is caching, never a leak", "[profile]") {
+  const std::vector<double> allocated(10, 50.0 * kMiB);
+  const LeakReport r =
+      analyze_leaks(series(allocated, line(10, 60 * kMiB, 2 * kMiB)));
+  CHECK(r.verdict == LeakVerdict::clean);
+  CHECK(r.caching);
+  CHECK(r.reserved.grows());
+  CHECK_THAT(r.summary, Catch::Contains("allocator caching"));
+}
+
+TEST_CASE("host memory growing with the device flat is a host leak",
+          "[profile]") {
+  const std::vector<double> allocated(10, 50.0 * kMiB);
+  const LeakReport r = analyze_leaks(
+      series(allocated, allocated, line(10, 400 * kMiB, 2 * kMiB)));
+  CHECK(r.verdict == LeakVerdict::leak);
+  CHECK(r.host_only);
+  CHECK_THAT(r.summary, Catch::StartsWith("LEAK in host memory"));
+}
+
+TEST_CASE("too few images after warm-up are said, not judged", "[profile]") {
+  const LeakReport r = analyze_leaks(series(line(4, kMiB, kKiB * 64)));
+  CHECK(r.verdict == LeakVerdict::too_few);
+  CHECK_THAT(r.summary, Catch::Contains("at least 3"));
+}
+
+TEST_CASE(
+    "attribution: exact from scopes, inferred from phases, parked "
+    "holdings named",
+    "[profile]") {
+  MemoryProfile p = series(line(8, 100 * kMiB, 64 * kKiB),
+                           std::vector<double>(8, 300.0 * kMiB));
+  // Phases: denoise leaves 64 KiB each image, the others nothing.
+  for (int i = 0; i < 8; ++i) {
+    for (const char* phase : {"text_encode", "denoise", "vae_decode"}) {
+      PhaseSample s;
+      s.image = i;
+      s.phase = phase;
+      s.component = phase == std::string("denoise") ? "transformer" : "x";
+      s.before.allocated = 100 * kMiB;
+      s.after.allocated =
+          s.before.allocated + (s.phase == "denoise" ? 64 * kKiB : 0);
+      p.phases.push_back(s);
+    }
+  }
+  LeakReport r = analyze_leaks(p);
+  REQUIRE(r.verdict == LeakVerdict::leak);
+  REQUIRE(r.attributions.size() == 1);
+  CHECK(r.attributions[0].phase == "denoise");
+  CHECK_FALSE(r.attributions[0].exact);
+  CHECK(r.attributions[0].bytes_per_image == Approx(64 * kKiB));
+
+  // With scopes: the residue of earlier images names the phase exactly; a
+  // parked component's load scope still live is a parked holding.
+  ImageSample& last = p.images.back();
+  last.attributed = true;
+  for (int i = 0; i < 7; ++i)
+    last.residue.push_back({i, "vae_decode", "vae", "phase", 64 * kKiB});
+  last.residue.push_back(
+      {0, "text_encode", "text_encoder", "load", 512 * kKiB});
+  last.residency = {entry("text_encoder", 2 * kMiB, Residency::parked),
+                    entry("vae", kMiB, Residency::device)};
+  r = analyze_leaks(p);
+  REQUIRE_FALSE(r.attributions.empty());
+  CHECK(r.attributions[0].phase == "vae_decode");
+  CHECK(r.attributions[0].exact);
+  CHECK(r.attributions[0].bytes_per_image == Approx(64 * kKiB));
+  REQUIRE(r.parked_holding.size() == 1);
+  CHECK(r.parked_holding[0].component == "text_encoder");
+  CHECK(r.parked_holding[0].held == 512 * kKiB);
+  CHECK(r.parked_holding[0].exact);
+
+  // Without scopes, a park that gave back too little says the same.
+  MemoryProfile flat = series(std::vector<double>(6, 10.0 * kMiB));
+  CacheEntryState te = entry("text_encoder", 2 * kMiB, Residency::parked);
+  te.released_on_park = 1536 * kKiB;
+  flat.images.back().residency = {te};
+  r = analyze_leaks(flat);
+  CHECK(r.verdict == LeakVerdict::leak);
+  REQUIRE(r.parked_holding.size() == 1);
+  CHECK(r.parked_holding[0].held == 512 * kKiB);
+  CHECK_FALSE(r.parked_holding[0].exact);
+  CHECK_THAT(r.summary, Catch::Contains("text_encoder is parked but still"));
+}
+
+TEST_CASE("parity: each phase against image 1, beyond resident weights",
+          "[profile]") {
+  MemoryProfile p;
+  auto phase = [&](int image, const char* name, Bytes peak, Bytes weights) {
+    PhaseSample s;
+    s.image = image;
+    s.phase = name;
+    s.after.peak_allocated = peak;
+    s.residency = {entry("w", weights, Residency::device)};
+    p.phases.push_back(s);
+  };
+  for (int i = 0; i < 3; ++i) p.images.push_back(ImageSample{});
+  // Image 2 keeps more weights resident (the cache's choice): not a breach.
+  phase(0, "text_encode", 10 * kMiB, 8 * kMiB);
+  phase(1, "text_encode", 30 * kMiB, 28 * kMiB);
+  phase(2, "text_encode", 30 * kMiB, 28 * kMiB);
+  // Image 3's decode needs 5 MiB more than image 1's beyond its weights.
+  phase(0, "vae_decode", 40 * kMiB, 20 * kMiB);
+  phase(1, "vae_decode", 40 * kMiB, 20 * kMiB);
+  phase(2, "vae_decode", 45 * kMiB, 20 * kMiB);
+  ParityReport r = check_parity(p);
+  CHECK_FALSE(r.ok);
+  REQUIRE(r.phases.size() == 2);
+  CHECK(r.phases[0].ok);
+  CHECK_FALSE(r.phases[1].ok);
+  CHECK(r.phases[1].worst_image == 2);
+  CHECK(r.phases[1].worst - r.phases[1].first == 5 * kMiB);
+  CHECK_THAT(r.summary,
+             Catch::StartsWith("parity broken: vae_decode of image 3"));
+  // Within the tolerance: 5 MiB of 20 MiB is 25%.
+  r = check_parity(p, {0.30, kMiB});
+  CHECK(r.ok);
+}
+
+TEST_CASE("the JSON report has the schema version and every part",
+          "[profile]") {
+  const MemoryProfile p = series(line(8, 100 * kMiB, 64 * kKiB));
+  const LeakReport leak = analyze_leaks(p);
+  const ParityReport parity = check_parity(p);
+  const auto j = nlohmann::json::parse(profile_json(p, &leak, &parity));
+  CHECK(j["schema"] == kProfileSchema);
+  CHECK(j["images"].size() == 8);
+  CHECK(j["leak"]["verdict"] == "leak");
+  CHECK(j["leak"]["series"]["allocated"]["slope"].get<double>() ==
+        Approx(64 * kKiB));
+  CHECK(j["parity"]["ok"] == true);
+  CHECK(j["residue_at_end"].is_null());
+  const auto none = nlohmann::json::parse(profile_json(p, nullptr, nullptr));
+  CHECK_FALSE(none.contains("leak"));
+  CHECK_FALSE(none.contains("parity"));
+}

@@ -1,0 +1,178 @@
+// molddiag leak: N images of a model through the runtime, and whether memory
+// grows from image to image, with the phase and component that keep it.
+// molddiag parity: whether image k needs more than image 1.
+
+#include <fmt/format.h>
+
+#include <fstream>
+#include <iostream>
+#include <mold/base/error.hpp>
+#include <mold/base/file_io.hpp>
+#include <mold/profile/leak_analysis.hpp>
+#include <mold/profile/parity.hpp>
+#include <mold/profile/profile_report.hpp>
+
+#include "commands.hpp"
+#include "common/exit_codes.hpp"
+#include "common/options.hpp"
+#include "profile_driver.hpp"
+#include "profile_text.hpp"
+
+namespace po = boost::program_options;
+namespace tools = mold::tools;
+
+namespace molddiag {
+
+namespace {
+
+struct ProfileRequest {
+  ProfileRun run;
+  mold::LeakOptions leak;
+  mold::ParityOptions parity;
+  std::string threshold_text = "4 KiB";
+  std::string slack_text = "1 MiB";
+  double tolerance_percent = 1.0;
+  bool json = false;
+  std::string json_file;  ///< --report FILE: the JSON report, written there
+};
+
+mold::Bytes byte_option(const char* flag, const std::string& text) {
+  const auto bytes = mold::try_parse_bytes(text);
+  if (!bytes)
+    throw tools::UsageError(fmt::format(
+        "{} '{}' is not a byte count: write e.g. \"64 KiB\" or \"1 MiB\"", flag,
+        text));
+  return *bytes;
+}
+
+/// `leak` takes the leak rules and the parity tolerance; `parity` the
+/// tolerance only.
+tools::Parsed<ProfileRequest> parse(const std::vector<std::string>& args,
+                                    bool leak) {
+  tools::Parsed<ProfileRequest> parsed;
+  ProfileRequest& r = parsed.request;
+  const std::string usage =
+      leak ? "molddiag leak MODEL [--tiny] [--images 12] [options]\n\n"
+             "Makes --images images of MODEL one after another (seed + i "
+             "each) and says\n"
+             "whether memory grows from image to image: after warm-up (until "
+             "the reserved\n"
+             "bytes stay unchanged for 2 images, at most --max-warmup), a "
+             "leak is allocated\n"
+             "memory rising at every image by --threshold or more, or a "
+             "least-squares slope\n"
+             "above max(--threshold, 0.1% of the peak) per image with R^2 >= "
+             "0.7. Reserved\n"
+             "growth alone is the allocator caching, not a leak; host RSS "
+             "growth with the\n"
+             "device flat is a host leak. Names the phase and component that "
+             "keep the\n"
+             "growth (exactly where the backend attributes allocations: "
+             "cpu), a parked\n"
+             "component that still holds memory, and checks parity (as "
+             "molddiag parity).\n"
+             "Exit: 0 clean; 3 leak; 4 parity broken; 1 failed; 2 usage.\n\n"
+             "options"
+           : "molddiag parity MODEL [--tiny] [--images 3] [options]\n\n"
+             "Makes --images images of MODEL one after another and checks "
+             "that no phase of\n"
+             "image k peaks above the same phase of image 1 by more than "
+             "--tolerance and\n"
+             "--slack, counting the peak beyond the weights of the "
+             "components resident\n"
+             "during it (what the cache does not account for): \"batch 2 "
+             "should either\n"
+             "succeed or fail on batch 1 too\".\n"
+             "Exit: 0 parity holds; 4 broken; 1 failed; 2 usage.\n\n"
+             "options";
+  po::options_description options(usage);
+  options.add_options()("help,h", "this help");
+  add_profile_run_options(options, r.run, leak ? 12 : 3,
+                          leak ? r.leak.max_warmup + 3 : 2);
+  if (leak) {
+    options.add_options()("threshold",
+                          po::value(&r.threshold_text)->default_value("4 KiB"),
+                          "device bytes per image that count as growth");
+    tools::add_ranged_int(options, "max-warmup", &r.leak.max_warmup, 0, 100,
+                          "images warm-up may exclude at most", 3);
+  }
+  options.add_options()(
+      "tolerance", po::value(&r.tolerance_percent)->default_value(1.0),
+      "parity: percent of image 1's peak an image may exceed it by")(
+      "slack", po::value(&r.slack_text)->default_value("1 MiB"),
+      "parity: bytes an image may exceed image 1's peak by, besides")(
+      "json", po::bool_switch(&r.json),
+      "print the JSON report (docs/profiler.md) instead of text")(
+      "report", po::value(&r.json_file),
+      "also write the JSON report to this file");
+  po::positional_options_description positional;
+  positional.add("model", 1);
+  if (tools::wants_help(args)) {
+    parsed.help = tools::help_text(options);
+    return parsed;
+  }
+  tools::parse_args(args, options, &positional);
+  if (leak) {
+    r.leak.threshold = byte_option("--threshold", r.threshold_text);
+    if (r.run.images < r.leak.max_warmup + 3)
+      throw tools::UsageError(fmt::format(
+          "--images {}: with --max-warmup {} give at least {} (3 images after "
+          "the longest warm-up)",
+          r.run.images, r.leak.max_warmup, r.leak.max_warmup + 3));
+  }
+  r.parity.absolute = byte_option("--slack", r.slack_text);
+  if (!(r.tolerance_percent >= 0 && r.tolerance_percent <= 100))
+    throw tools::UsageError(fmt::format(
+        "--tolerance {}: give a percent from 0 to 100", r.tolerance_percent));
+  r.parity.relative = r.tolerance_percent / 100;
+  if (!r.json_file.empty()) {
+    const std::string type = mold::describe_file_type(r.json_file);
+    if (type != "missing" && type != "a regular file")
+      throw tools::UsageError(fmt::format(
+          "--report {} is {}: give a file to write", r.json_file, type));
+  }
+  return parsed;
+}
+
+int run_command(const std::vector<std::string>& args, bool leak) {
+  const auto parsed = parse(args, leak);
+  if (parsed.help) {
+    std::cout << *parsed.help;
+    return tools::kOk;
+  }
+  const ProfileRequest& r = parsed.request;
+  const mold::MemoryProfile profile = run_profile(r.run);
+  mold::LeakReport leak_report;
+  if (leak) leak_report = mold::analyze_leaks(profile, r.leak);
+  const mold::ParityReport parity = mold::check_parity(profile, r.parity);
+  const std::string json =
+      mold::profile_json(profile, leak ? &leak_report : nullptr, &parity);
+  if (!r.json_file.empty())
+    mold::write_file_atomically(
+        r.json_file, "--report",
+        [&](std::ostream& out) { out << json << "\n"; });
+  if (r.json) {
+    std::cout << json << "\n";
+  } else {
+    print_image_table(std::cout, profile);
+    if (leak) print_leak_report(std::cout, leak_report);
+    print_parity_report(std::cout, parity);
+  }
+  if (leak && leak_report.verdict == mold::LeakVerdict::too_few)
+    return tools::kFailure;
+  if (leak && leak_report.verdict == mold::LeakVerdict::leak)
+    return tools::kLeak;
+  return parity.ok ? tools::kOk : tools::kParityBroken;
+}
+
+}  // namespace
+
+int leak_command(const std::vector<std::string>& args) {
+  return run_command(args, true);
+}
+
+int parity_command(const std::vector<std::string>& args) {
+  return run_command(args, false);
+}
+
+}  // namespace molddiag

@@ -1,0 +1,125 @@
+#include "profile_driver.hpp"
+
+#include <fmt/format.h>
+
+#include <iostream>
+#include <memory>
+#include <mold/cache/cache.hpp>
+#include <mold/plugin/registry.hpp>
+#include <mold/runtime/pipeline.hpp>
+#include <mold/runtime/profile_recorder.hpp>
+#include <mold/runtime/runner.hpp>
+
+#include "common/family_lookup.hpp"
+#include "common/readable_error.hpp"
+
+namespace po = boost::program_options;
+namespace tools = mold::tools;
+
+namespace molddiag {
+
+void add_profile_run_options(po::options_description& options, ProfileRun& r,
+                             int default_images, int min_images) {
+  options.add_options()("model", po::value(&r.model_spec)->required(),
+                        "MODEL[:VARIANT], e.g. z-image-turbo")(
+      "tiny", po::bool_switch(&r.tiny),
+      "the tiny architecture with seeded weights (no download)")(
+      "model-dir", po::value(&r.model_dirs)->composing(),
+      "a model directory, or a directory of them (repeatable)")(
+      "dtype", po::value(&r.dtype),
+      "float32, float16 or bfloat16 (default: bfloat16; float32 with "
+      "--tiny)")("backend", po::value(&r.backend)->default_value("cpu"),
+                 "cpu, cuda, ...")(
+      "prompt", po::value(&r.prompt)->default_value(r.prompt),
+      "the prompt of every image");
+  tools::add_ranged_int(options, "images", &r.images, min_images,
+                        mold::kMaxBatch, "images to make, one after another",
+                        default_images);
+  tools::add_ranged_int(options, "width", &r.width, 16, 16384,
+                        "image width (default: the model's)");
+  tools::add_ranged_int(options, "height", &r.height, 16, 16384,
+                        "image height (default: the model's)");
+  tools::add_ranged_int(options, "steps", &r.steps, 1, 1000,
+                        "denoising steps (default: the model's)");
+  tools::add_seed_option(options, "seed", &r.seed,
+                         "seed of the first image; image i uses seed + i");
+  options.add_options()("quiet", po::bool_switch(&r.quiet),
+                        "no progress line per image on stderr")(
+      "verbose", po::bool_switch(&r.verbose),
+      "on a libtorch error, print its full text, C++ backtrace included");
+  tools::add_host_options(options, r.host);
+}
+
+mold::MemoryProfile run_profile(const ProfileRun& r) {
+  const tools::Host host = tools::open_host(r.host);
+  tools::warn_load_errors(*host.registry, "molddiag plugins");
+  const tools::FoundModel found =
+      tools::find_model(*host.registry, r.model_spec);
+  if (!found.family->make_pipeline)
+    throw mold::Error(fmt::format(
+        "model {}: the {} plugin in this build cannot run it (it has no "
+        "pipeline)",
+        found.model->name, found.family->name));
+  const std::string dtype = !r.dtype.empty() ? r.dtype
+                            : r.tiny         ? "float32"
+                                             : "bfloat16";
+  const mold::PipelineOptions options = tools::pipeline_options(
+      host, found, r.tiny, r.model_dirs, dtype, r.backend);
+  const std::shared_ptr<mold::Backend> backend =
+      host.registry->create_backend(r.backend);
+  tools::FailureContext failure;
+  failure.registry = host.registry.get();
+  failure.backend = backend->name();
+  failure.device = backend->device_name();
+  failure.verbose = r.verbose;
+  try {
+    std::unique_ptr<mold::Pipeline> pipeline =
+        found.family->make_pipeline(options);
+    mold::ModelCache cache(backend, host.config.cache);
+    mold::Runner runner(*pipeline, cache, *host.registry);
+    mold::MemoryProfile header;
+    header.driver = "local";
+    header.subject =
+        fmt::format("{}:{}, {}", pipeline->model(), pipeline->variant(),
+                    pipeline->describe_weights());
+    header.backend = backend->name();
+    header.device = backend->device_name();
+    mold::ProfileRecorder recorder(header);
+    const int images = r.images;
+    if (!r.quiet) {
+      std::cerr << fmt::format("molddiag: {} images of {} on {} ({})\n", images,
+                               header.subject, header.backend, header.device);
+      recorder.set_on_image(
+          [images, last = mold::Bytes(0)](const mold::ImageSample& s) mutable {
+            const mold::Bytes now = s.after.allocated;
+            const std::string delta =
+                s.image == 0 ? std::string()
+                : now >= last
+                    ? fmt::format(" (+{})", mold::format_bytes(now - last))
+                    : fmt::format(" (-{})", mold::format_bytes(last - now));
+            last = now;
+            std::cerr << fmt::format(
+                "[{}/{}] allocated {}{}, reserved {}, host RSS {}, {:.1f} s\n",
+                s.image + 1, images, mold::format_bytes(now), delta,
+                mold::format_bytes(s.after.reserved),
+                mold::format_bytes(s.after.host_rss), s.seconds);
+          });
+    }
+    runner.add_observer(&recorder);
+    mold::GenerateRequest request;
+    request.prompt = r.prompt;
+    request.width = r.width;
+    request.height = r.height;
+    request.steps = r.steps;
+    request.seed = r.seed;
+    request.batch = images;
+    runner.run(request, {});
+    return recorder.profile();
+  } catch (const mold::InvalidArgument&) {
+    throw;
+  } catch (...) {
+    tools::rethrow_readable(failure);
+  }
+}
+
+}  // namespace molddiag
