@@ -11,6 +11,7 @@ packages=(
   libpcre2-dev libicu-dev xz-utils
   libpng-dev
   clang libclang-rt-14-dev
+  chromium  # tests: the profiler's HTML report opened in a headless browser
 )
 
 missing=()

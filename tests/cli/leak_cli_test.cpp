@@ -178,6 +178,27 @@ TEST_CASE("molddiag leak --report writes the JSON report", "[cli][leak]") {
   CHECK(j["residue_at_end"].is_array());
 }
 
+TEST_CASE("molddiag leak --html writes one self-contained report",
+          "[cli][leak]") {
+  TempDir dir;
+  const std::string file = dir.path() + "/report.html";
+  const auto r = run_molddiag({"leak", "faulty-leak:vae_decode", "--tiny",
+                               "--plugin-dir", mold::test::kFaultyPluginDir,
+                               "--images", "8", "--html", file, "--quiet"});
+  INFO(r.err);
+  REQUIRE(r.exit_code == 3);
+  std::ifstream in(file);
+  std::stringstream ss;
+  ss << in.rdbuf();
+  const std::string html = ss.str();
+  CHECK_THAT(html, Catch::StartsWith("<!DOCTYPE html>"));
+  CHECK_THAT(html, Catch::Contains("class=\"verdict leak\"") &&
+                       Catch::Contains("id=\"memory-per-image\"") &&
+                       Catch::Contains("id=\"estimate-vs-measured\"") &&
+                       Catch::Contains("<td>vae_decode</td>"));
+  CHECK_THAT(html, !Catch::Contains("<script"));
+}
+
 TEST_CASE("molddiag leak and parity: usage errors name the value",
           "[cli][leak]") {
   TempDir dir;
@@ -203,6 +224,13 @@ TEST_CASE("molddiag leak and parity: usage errors name the value",
       {{"parity", "z-image-turbo", "--tiny", "--report", dir.path()},
        2,
        "is a directory: give a file to write"},
+      {{"leak", "z-image-turbo", "--tiny", "--html", dir.path()},
+       2,
+       "--html " + dir.path() + " is a directory"},
+      {{"leak", "z-image-turbo", "--tiny", "--html", dir.path() + "/x",
+        "--report", dir.path() + "/x"},
+       2,
+       "--report and --html both name"},
       {{"leak", "--tiny"}, 2, "model"},
       {{"leak", "sdxl", "--tiny"},
        2,

@@ -4,6 +4,7 @@
 // that hold memory, and parity against the first image.
 
 #include <catch2/catch.hpp>
+#include <mold/profile/html_report.hpp>
 #include <mold/profile/leak_analysis.hpp>
 #include <mold/profile/parity.hpp>
 #include <mold/profile/profile_report.hpp>
@@ -268,4 +269,54 @@ TEST_CASE("the JSON report has the schema version and every part",
   const auto none = nlohmann::json::parse(profile_json(p, nullptr, nullptr));
   CHECK_FALSE(none.contains("leak"));
   CHECK_FALSE(none.contains("parity"));
+}
+
+TEST_CASE(
+    "the HTML report: self-contained, every chart, small for 1,000 "
+    "images",
+    "[profile]") {
+  MemoryProfile p = series(line(1000, 100 * kMiB, 64 * kKiB));
+  p.subject = "a <model> & \"weights\"";
+  for (int i = 0; i < 1000; ++i)
+    for (const char* phase : {"text_encode", "denoise", "vae_decode"}) {
+      PhaseSample s;
+      s.image = i;
+      s.phase = phase;
+      s.component = "c";
+      s.before.allocated = 100 * kMiB + Bytes(i) * 64 * kKiB;
+      s.after.allocated = s.before.allocated;
+      s.after.peak_allocated =
+          s.before.allocated + 3 * kMiB + Bytes(i % 7) * kKiB;
+      s.estimate = 4 * kMiB;
+      s.residency = {entry("c", 50 * kMiB, Residency::device)};
+      p.phases.push_back(s);
+    }
+  const LeakReport leak = analyze_leaks(p);
+  const ParityReport parity = check_parity(p);
+  const std::string html = profile_html(p, &leak, &parity);
+  INFO(html.size());
+  CHECK(html.size() < 2 * 1000 * 1000);
+  CHECK_THAT(html, Catch::StartsWith("<!DOCTYPE html>"));
+  for (const char* part :
+       {"id=\"verdict\"", "class=\"verdict leak\"", "id=\"memory-per-image\"",
+        "id=\"host-per-image\"", "id=\"peak-per-phase\"",
+        "id=\"unaccounted-per-phase\"", "id=\"estimate-vs-measured\"",
+        "id=\"series\"", "id=\"attribution\"", "id=\"parked\"", "id=\"parity\"",
+        "class=\"warmup\"", "class=\"series allocated\""})
+    CHECK_THAT(html, Catch::Contains(part));
+  // No network, no script: nothing to fetch, nothing to run.
+  for (const char* absent :
+       {"http://", "https://", "<script", "src=", "@import"})
+    CHECK_THAT(html, !Catch::Contains(absent));
+  // The subject is escaped.
+  CHECK_THAT(html,
+             Catch::Contains("a &lt;model&gt; &amp; &quot;weights&quot;"));
+  CHECK(html_escape("<'&\">") == "&lt;&#39;&amp;&quot;&gt;");
+  // Without analyses their sections are left out.
+  const std::string bare = profile_html(p, nullptr, nullptr);
+  CHECK_THAT(bare, !Catch::Contains("id=\"attribution\""));
+  CHECK_THAT(bare, !Catch::Contains("id=\"parity\""));
+  // An empty profile is still a page.
+  CHECK_THAT(profile_html(MemoryProfile{}, nullptr, nullptr),
+             Catch::EndsWith("</html>\n"));
 }

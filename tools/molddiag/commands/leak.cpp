@@ -8,9 +8,11 @@
 #include <iostream>
 #include <mold/base/error.hpp>
 #include <mold/base/file_io.hpp>
+#include <mold/profile/html_report.hpp>
 #include <mold/profile/leak_analysis.hpp>
 #include <mold/profile/parity.hpp>
 #include <mold/profile/profile_report.hpp>
+#include <utility>
 
 #include "commands.hpp"
 #include "common/exit_codes.hpp"
@@ -34,6 +36,7 @@ struct ProfileRequest {
   double tolerance_percent = 1.0;
   bool json = false;
   std::string json_file;  ///< --report FILE: the JSON report, written there
+  std::string html_file;  ///< --html FILE: the HTML report, written there
 };
 
 mold::Bytes byte_option(const char* flag, const std::string& text) {
@@ -104,7 +107,9 @@ tools::Parsed<ProfileRequest> parse(const std::vector<std::string>& args,
       "json", po::bool_switch(&r.json),
       "print the JSON report (docs/profiler.md) instead of text")(
       "report", po::value(&r.json_file),
-      "also write the JSON report to this file");
+      "also write the JSON report to this file")(
+      "html", po::value(&r.html_file),
+      "also write the HTML report (one self-contained file) to this file");
   po::positional_options_description positional;
   positional.add("model", 1);
   if (tools::wants_help(args)) {
@@ -125,12 +130,18 @@ tools::Parsed<ProfileRequest> parse(const std::vector<std::string>& args,
     throw tools::UsageError(fmt::format(
         "--tolerance {}: give a percent from 0 to 100", r.tolerance_percent));
   r.parity.relative = r.tolerance_percent / 100;
-  if (!r.json_file.empty()) {
-    const std::string type = mold::describe_file_type(r.json_file);
+  for (const auto& [flag, file] :
+       {std::pair<const char*, std::string>{"--report", r.json_file},
+        std::pair<const char*, std::string>{"--html", r.html_file}}) {
+    if (file.empty()) continue;
+    const std::string type = mold::describe_file_type(file);
     if (type != "missing" && type != "a regular file")
-      throw tools::UsageError(fmt::format(
-          "--report {} is {}: give a file to write", r.json_file, type));
+      throw tools::UsageError(
+          fmt::format("{} {} is {}: give a file to write", flag, file, type));
   }
+  if (!r.json_file.empty() && r.json_file == r.html_file)
+    throw tools::UsageError(fmt::format(
+        "--report and --html both name {}: give two files", r.json_file));
   return parsed;
 }
 
@@ -151,6 +162,12 @@ int run_command(const std::vector<std::string>& args, bool leak) {
     mold::write_file_atomically(
         r.json_file, "--report",
         [&](std::ostream& out) { out << json << "\n"; });
+  if (!r.html_file.empty()) {
+    const std::string html =
+        mold::profile_html(profile, leak ? &leak_report : nullptr, &parity);
+    mold::write_file_atomically(r.html_file, "--html",
+                                [&](std::ostream& out) { out << html; });
+  }
   if (r.json) {
     std::cout << json << "\n";
   } else {
