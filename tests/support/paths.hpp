@@ -11,5 +11,7 @@ inline constexpr const char* kHostilePluginRoot =
     MOLD_TEST_HOSTILE_PLUGIN_ROOT;  // one dir per case
 inline constexpr const char* kFaultyPluginDir =
     MOLD_TEST_FAULTY_PLUGIN_DIR;  // the planted-fault family
+inline constexpr const char* kLeakyProcess =
+    MOLD_TEST_LEAKY_PROCESS;  // a stand-in server (black-box driver)
 inline constexpr const char* kDataDir = MOLD_TEST_DATA_DIR;
 }  // namespace mold::test

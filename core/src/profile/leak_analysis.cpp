@@ -280,9 +280,11 @@ LeakReport analyze_leaks(const MemoryProfile& p, const LeakOptions& o) {
   } else if (host_leak) {
     r.summary = fmt::format(
         "LEAK in host memory: the process's resident set grows {} per image "
-        "(95% interval {} to {}) while the device's allocated bytes stay flat",
+        "(95% interval {} to {}){}",
         bytes_text(r.host.trend.slope), bytes_text(r.host.trend.slope_low),
-        bytes_text(r.host.trend.slope_high));
+        bytes_text(r.host.trend.slope_high),
+        p.backend.empty() ? " (no device memory was sampled)"
+                          : " while the device's allocated bytes stay flat");
   } else if (!r.parked_holding.empty()) {
     const ParkedHolding& h = r.parked_holding.front();
     r.summary = fmt::format(

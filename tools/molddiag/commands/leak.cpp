@@ -17,6 +17,7 @@
 #include "commands.hpp"
 #include "common/exit_codes.hpp"
 #include "common/options.hpp"
+#include "process_driver.hpp"
 #include "profile_driver.hpp"
 #include "profile_text.hpp"
 
@@ -37,6 +38,9 @@ struct ProfileRequest {
   bool json = false;
   std::string json_file;  ///< --report FILE: the JSON report, written there
   std::string html_file;  ///< --html FILE: the HTML report, written there
+  ProcessRun process;     ///< the black-box driver (--pid)
+  int pid = 0;
+  double settle_seconds = 0.5;
 };
 
 mold::Bytes byte_option(const char* flag, const std::string& text) {
@@ -55,7 +59,9 @@ tools::Parsed<ProfileRequest> parse(const std::vector<std::string>& args,
   tools::Parsed<ProfileRequest> parsed;
   ProfileRequest& r = parsed.request;
   const std::string usage =
-      leak ? "molddiag leak MODEL [--tiny] [--images 12] [options]\n\n"
+      leak ? "molddiag leak MODEL [--tiny] [--images 12] [options]\n"
+             "       molddiag leak --pid PID --each COMMAND [--images 12] "
+             "[options]\n\n"
              "Makes --images images of MODEL one after another (seed + i "
              "each) and says\n"
              "whether memory grows from image to image: after warm-up (until "
@@ -74,6 +80,11 @@ tools::Parsed<ProfileRequest> parse(const std::vector<std::string>& args,
              "cpu), a parked\n"
              "component that still holds memory, and checks parity (as "
              "molddiag parity).\n"
+             "Black box: molddiag leak --pid PID --each COMMAND runs COMMAND "
+             "--images times\n"
+             "and samples process PID after each (its RSS; its GPU memory "
+             "where NVML is\n"
+             "present): profile any generation server from the outside.\n"
              "Exit: 0 clean; 3 leak; 4 parity broken; 1 failed; 2 usage.\n\n"
              "options"
            : "molddiag parity MODEL [--tiny] [--images 3] [options]\n\n"
@@ -93,6 +104,18 @@ tools::Parsed<ProfileRequest> parse(const std::vector<std::string>& args,
   add_profile_run_options(options, r.run, leak ? 12 : 3,
                           leak ? r.leak.max_warmup + 3 : 2);
   if (leak) {
+    tools::add_ranged_int(options, "pid", &r.pid, 1, 1 << 30,
+                          "black box: sample this process instead of running "
+                          "a model (with --each)");
+    options.add_options()(
+        "each", po::value(&r.process.each),
+        "black box: the command to run --images times (by /bin/sh -c), e.g. "
+        "a curl to the server --pid is")(
+        "settle", po::value(&r.settle_seconds)->default_value(0.5),
+        "black box: seconds to wait after each command before sampling");
+    tools::add_ranged_int(options, "timeout", &r.process.timeout_seconds, 1,
+                          86400, "black box: seconds one command may take",
+                          600);
     options.add_options()("threshold",
                           po::value(&r.threshold_text)->default_value("4 KiB"),
                           "device bytes per image that count as growth");
@@ -117,6 +140,29 @@ tools::Parsed<ProfileRequest> parse(const std::vector<std::string>& args,
     return parsed;
   }
   tools::parse_args(args, options, &positional);
+  if (r.pid) {
+    if (!r.run.model_spec.empty())
+      throw tools::UsageError(fmt::format(
+          "give MODEL or --pid, not both: --pid {} samples a process you "
+          "run, MODEL runs one here",
+          r.pid));
+    if (r.process.each.empty())
+      throw tools::UsageError(
+          "--pid needs --each COMMAND: the request to send before each "
+          "sample");
+    if (!(r.settle_seconds >= 0 && r.settle_seconds <= 3600))
+      throw tools::UsageError(
+          fmt::format("--settle {}: give 0 to 3600 seconds", r.settle_seconds));
+    r.process.pid = pid_t(r.pid);
+    r.process.images = r.run.images;
+    r.process.settle_seconds = r.settle_seconds;
+    r.process.quiet = r.run.quiet;
+  } else if (r.run.model_spec.empty()) {
+    throw tools::UsageError(leak ? "give MODEL (or --pid PID --each COMMAND)"
+                                 : "give MODEL");
+  } else if (!r.process.each.empty()) {
+    throw tools::UsageError("--each goes with --pid PID");
+  }
   if (leak) {
     r.leak.threshold = byte_option("--threshold", r.threshold_text);
     if (r.run.images < r.leak.max_warmup + 3)
@@ -152,19 +198,23 @@ int run_command(const std::vector<std::string>& args, bool leak) {
     return tools::kOk;
   }
   const ProfileRequest& r = parsed.request;
-  const mold::MemoryProfile profile = run_profile(r.run);
+  const bool black_box = r.pid != 0;
+  const mold::MemoryProfile profile =
+      black_box ? run_process_profile(r.process) : run_profile(r.run);
   mold::LeakReport leak_report;
   if (leak) leak_report = mold::analyze_leaks(profile, r.leak);
+  // A black box has no phases to compare.
   const mold::ParityReport parity = mold::check_parity(profile, r.parity);
+  const mold::ParityReport* parity_report = black_box ? nullptr : &parity;
   const std::string json =
-      mold::profile_json(profile, leak ? &leak_report : nullptr, &parity);
+      mold::profile_json(profile, leak ? &leak_report : nullptr, parity_report);
   if (!r.json_file.empty())
     mold::write_file_atomically(
         r.json_file, "--report",
         [&](std::ostream& out) { out << json << "\n"; });
   if (!r.html_file.empty()) {
-    const std::string html =
-        mold::profile_html(profile, leak ? &leak_report : nullptr, &parity);
+    const std::string html = mold::profile_html(
+        profile, leak ? &leak_report : nullptr, parity_report);
     mold::write_file_atomically(r.html_file, "--html",
                                 [&](std::ostream& out) { out << html; });
   }
@@ -173,13 +223,13 @@ int run_command(const std::vector<std::string>& args, bool leak) {
   } else {
     print_image_table(std::cout, profile);
     if (leak) print_leak_report(std::cout, leak_report);
-    print_parity_report(std::cout, parity);
+    if (parity_report) print_parity_report(std::cout, parity);
   }
   if (leak && leak_report.verdict == mold::LeakVerdict::too_few)
     return tools::kFailure;
   if (leak && leak_report.verdict == mold::LeakVerdict::leak)
     return tools::kLeak;
-  return parity.ok ? tools::kOk : tools::kParityBroken;
+  return !parity_report || parity.ok ? tools::kOk : tools::kParityBroken;
 }
 
 }  // namespace

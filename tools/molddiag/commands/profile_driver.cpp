@@ -20,7 +20,7 @@ namespace molddiag {
 
 void add_profile_run_options(po::options_description& options, ProfileRun& r,
                              int default_images, int min_images) {
-  options.add_options()("model", po::value(&r.model_spec)->required(),
+  options.add_options()("model", po::value(&r.model_spec),
                         "MODEL[:VARIANT], e.g. z-image-turbo")(
       "tiny", po::bool_switch(&r.tiny),
       "the tiny architecture with seeded weights (no download)")(
