@@ -90,4 +90,35 @@ if cmake -S "$work/bad-component" -B "$work/bad-component/build" -G Ninja \
   fail "an unknown component was accepted"
 fi
 grep -q "no component 'tensorflow'" "$work/bad-component.log" || fail "unknown component message"
+# The family with a pipeline of docs/plugin-guide.md ("guide-family-file" blocks), built
+# against the install with COMPONENTS torch, run by the installed mold and profiled by the
+# installed molddiag: clean, and its planted leak found and attributed.
+mkdir -p "$work/guide-family"
+awk -v dir="$work/guide-family" '
+  /<!-- guide-family-file: / { file = $3; getline; inside = 1; next }
+  inside && /^```$/ { inside = 0; next }
+  inside { print > (dir "/" file) }' "$guide"
+[ -f "$work/guide-family/toy_family.cpp" ] && [ -f "$work/guide-family/CMakeLists.txt" ] ||
+  fail "the plugin guide no longer marks its family example's files"
+cmake -S "$work/guide-family" -B "$work/guide-family/build" -G Ninja \
+  -DCMAKE_PREFIX_PATH="$work/prefix" >"$work/family-configure.log" 2>&1 ||
+  fail "guide family: configure failed (see $work/family-configure.log)"
+cmake --build "$work/guide-family/build" >"$work/family-build.log" 2>&1 ||
+  fail "guide family: build failed (see $work/family-build.log)"
+family_dir="$work/guide-family/build"
+"$work/prefix/bin/mold" run toy-model "anything" --tiny --plugin-dir "$family_dir" \
+  --output "$work/family-out" 2>"$work/family-run.log" ||
+  fail "mold run of the guide family failed: $(cat "$work/family-run.log")"
+[ -f "$work/family-out/toy-model-0.png" ] || fail "mold run wrote no toy-model-0.png"
+status=0
+out=$("$molddiag" leak toy-model --tiny --plugin-dir "$family_dir" --images 8 --quiet) ||
+  status=$?
+[ "$status" = 0 ] || fail "the clean guide family: molddiag leak exit $status: $out"
+status=0
+out=$("$molddiag" leak toy-model:leaky --tiny --plugin-dir "$family_dir" --images 8 \
+  --quiet) || status=$?
+[ "$status" = 3 ] || fail "the leaky guide family: molddiag leak exit $status: $out"
+grep -q "LEAK: allocated grows 128.00 KiB per image" <<<"$out" || fail "leak slope: $out"
+grep -q "kept by:    denoise (denoiser, exact), 128.00 KiB per image" <<<"$out" ||
+  fail "leak attribution: $out"
 echo "sdk test: ok"

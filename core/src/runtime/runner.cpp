@@ -1,5 +1,6 @@
 #include "mold/runtime/runner.hpp"
 
+#include <algorithm>
 #include <chrono>
 
 #include "mold/device/backend.hpp"
@@ -14,6 +15,11 @@ Runner::Runner(Pipeline& pipeline, ModelCache& cache, const Registry& registry)
 
 void Runner::add_observer(RunObserver* observer) {
   observers_.push_back(observer);
+}
+
+void Runner::remove_observer(RunObserver* observer) {
+  observers_.erase(std::remove(observers_.begin(), observers_.end(), observer),
+                   observers_.end());
 }
 
 std::vector<PlannedPhase> Runner::plan(const GenerateRequest& request) const {

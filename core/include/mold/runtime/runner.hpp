@@ -23,6 +23,8 @@ class Runner {
   Runner(Pipeline& pipeline, ModelCache& cache, const Registry& registry);
 
   void add_observer(RunObserver* observer);
+  /// Stops telling `observer` (no-op when it was not added).
+  void remove_observer(RunObserver* observer);
   /// Resolves the request (the model's defaults) and makes request.batch
   /// images. Between images the backend's cached memory is returned, so
   /// that what one image leaves is measured, not hidden, by the next.
