@@ -53,6 +53,9 @@ class CudaBackend final : public Backend {
     s.reserved = stats.reserved_bytes[0].current;
     s.peak_allocated = stats.allocated_bytes[0].peak;
     s.peak_reserved = stats.reserved_bytes[0].peak;
+    s.inactive_split = stats.inactive_split_bytes[0].current;
+    s.alloc_retries = std::uint64_t(stats.num_alloc_retries);
+    s.ooms = std::uint64_t(stats.num_ooms);
 #else
     // Without libtorch's allocator, all the device knows is what is in use, by
     // anyone.
@@ -61,6 +64,7 @@ class CudaBackend final : public Backend {
     s.peak_allocated = s.allocated;
     s.peak_reserved = s.allocated;
 #endif
+    s.device_used = total - free;
     s.host_rss = read_host_rss();
     return s;
   }

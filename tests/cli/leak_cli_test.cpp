@@ -14,10 +14,14 @@
 #include "support/paths.hpp"
 #include "support/process.hpp"
 
-using mold::test::run_molddiag;
 using mold::test::TempDir;
 
 namespace {
+
+/// molddiag, its process memory measured as it is (measured_memory_env).
+mold::test::ProcessResult molddiag(const std::vector<std::string>& args) {
+  return mold::test::run_molddiag(args, mold::test::measured_memory_env());
+}
 
 /// molddiag COMMAND MODEL --tiny with the faulty family, JSON out.
 mold::test::ProcessResult faulty(const std::string& command,
@@ -31,7 +35,7 @@ mold::test::ProcessResult faulty(const std::string& command,
                                    "--json",
                                    "--quiet"};
   args.insert(args.end(), extra.begin(), extra.end());
-  return run_molddiag(args);
+  return molddiag(args);
 }
 
 constexpr double kKiB = 1024;
@@ -83,9 +87,9 @@ TEST_CASE("a parked component that still holds device memory is named",
 
   // The text report says so in words.
   const auto text =
-      run_molddiag({"leak", "faulty-park-holds", "--tiny", "--plugin-dir",
-                    mold::test::kFaultyPluginDir, "--images", "6",
-                    "--cpu-memory-limit", "8 MiB", "--quiet"});
+      molddiag({"leak", "faulty-park-holds", "--tiny", "--plugin-dir",
+                mold::test::kFaultyPluginDir, "--images", "6",
+                "--cpu-memory-limit", "8 MiB", "--quiet"});
   CHECK(text.exit_code == 3);
   CHECK_THAT(text.out,
              Catch::Contains("parked but holding: text_encoder still holds "
@@ -128,9 +132,9 @@ TEST_CASE("20 clean runs of the tiny Z-Image report no leak and parity",
   for (int run = 0; run < 20; ++run) {
     INFO("run " << run);
     const auto r =
-        run_molddiag({"leak", "z-image-turbo", "--tiny", "--images", "6",
-                      "--width", "64", "--height", "64", "--steps", "1",
-                      "--seed", std::to_string(run), "--quiet", "--json"});
+        molddiag({"leak", "z-image-turbo", "--tiny", "--images", "6", "--width",
+                  "64", "--height", "64", "--steps", "1", "--seed",
+                  std::to_string(run), "--quiet", "--json"});
     INFO(r.err);
     REQUIRE(r.exit_code == 0);
     const auto j = nlohmann::json::parse(r.out);
@@ -142,9 +146,9 @@ TEST_CASE("20 clean runs of the tiny Z-Image report no leak and parity",
 }
 
 TEST_CASE("molddiag parity: clean holds, leftovers break it", "[cli][leak]") {
-  auto r = run_molddiag({"parity", "z-image-turbo", "--tiny", "--images", "3",
-                         "--width", "64", "--height", "64", "--steps", "1",
-                         "--quiet"});
+  auto r =
+      molddiag({"parity", "z-image-turbo", "--tiny", "--images", "3", "--width",
+                "64", "--height", "64", "--steps", "1", "--quiet"});
   INFO(r.err);
   CHECK(r.exit_code == 0);
   CHECK_THAT(r.out, Catch::Contains("parity:     parity holds"));
@@ -162,9 +166,9 @@ TEST_CASE("molddiag parity: clean holds, leftovers break it", "[cli][leak]") {
 TEST_CASE("molddiag leak --report writes the JSON report", "[cli][leak]") {
   TempDir dir;
   const std::string file = dir.path() + "/report.json";
-  const auto r = run_molddiag({"leak", "faulty-clean", "--tiny", "--plugin-dir",
-                               mold::test::kFaultyPluginDir, "--images", "6",
-                               "--report", file, "--quiet"});
+  const auto r = molddiag({"leak", "faulty-clean", "--tiny", "--plugin-dir",
+                           mold::test::kFaultyPluginDir, "--images", "6",
+                           "--report", file, "--quiet"});
   INFO(r.err);
   REQUIRE(r.exit_code == 0);
   std::ifstream in(file);
@@ -182,9 +186,9 @@ TEST_CASE("molddiag leak --html writes one self-contained report",
           "[cli][leak]") {
   TempDir dir;
   const std::string file = dir.path() + "/report.html";
-  const auto r = run_molddiag({"leak", "faulty-leak:vae_decode", "--tiny",
-                               "--plugin-dir", mold::test::kFaultyPluginDir,
-                               "--images", "8", "--html", file, "--quiet"});
+  const auto r = molddiag({"leak", "faulty-leak:vae_decode", "--tiny",
+                           "--plugin-dir", mold::test::kFaultyPluginDir,
+                           "--images", "8", "--html", file, "--quiet"});
   INFO(r.err);
   REQUIRE(r.exit_code == 3);
   std::ifstream in(file);
@@ -197,6 +201,70 @@ TEST_CASE("molddiag leak --html writes one self-contained report",
                        Catch::Contains("id=\"estimate-vs-measured\"") &&
                        Catch::Contains("<td>vae_decode</td>"));
   CHECK_THAT(html, !Catch::Contains("<script"));
+}
+
+TEST_CASE("molddiag report analyses a saved report again and renders it",
+          "[cli][leak][report]") {
+  TempDir dir;
+  const std::string saved = dir.path() + "/leak.json";
+  auto r = faulty("leak", "faulty-leak:denoise",
+                  {"--images", "10", "--report", saved});
+  REQUIRE(r.exit_code == 3);
+
+  // The same rules: the same verdict and attribution, from the file alone.
+  r = molddiag({"report", saved, "--json"});
+  INFO(r.err);
+  REQUIRE(r.exit_code == 3);
+  auto j = nlohmann::json::parse(r.out);
+  CHECK(j["leak"]["verdict"] == "leak");
+  REQUIRE(j["leak"]["attributions"].size() == 1);
+  CHECK(j["leak"]["attributions"][0]["phase"] == "denoise");
+  CHECK(j["leak"]["attributions"][0]["exact"] == true);
+  CHECK(j["parity"]["ok"] == true);
+
+  // Other thresholds, another verdict: 64 KiB an image is below 1 MiB.
+  const std::string html = dir.path() + "/leak.html";
+  r = molddiag({"report", saved, "--threshold", "1 MiB", "--html", html});
+  INFO(r.err);
+  CHECK(r.exit_code == 0);
+  CHECK_THAT(r.out, Catch::Contains("verdict:    clean"));
+  std::ifstream in(html);
+  std::stringstream ss;
+  ss << in.rdbuf();
+  CHECK_THAT(ss.str(), Catch::Contains("class=\"verdict clean\""));
+
+  // What is not a report says so.
+  const std::string text = dir.write("notes.json", "hello");
+  const std::string future =
+      dir.write("future.json", R"({"schema": 2, "driver": "local"})");
+  const std::string broken = dir.write(
+      "broken.json",
+      R"({"schema": 1, "driver": "local", "subject": "", "backend": "cpu",
+          "device": "", "images": [{"image": "one"}]})");
+  struct Case {
+    std::vector<std::string> args;
+    int exit_code;
+    std::string message;
+  };
+  const std::vector<Case> cases = {
+      {{"report", text}, 1, "notes.json: not a JSON report"},
+      {{"report", future},
+       1,
+       "the report's schema is 2; this molddiag reads schema 1"},
+      {{"report", broken}, 1, "images[0]: 'image' is not a number"},
+      {{"report", dir.path() + "/none.json"}, 2, "none.json: no such report"},
+      {{"report", dir.path()}, 2, "is a directory, not a report"},
+      {{"report", saved, "--html", saved},
+       2,
+       "is the report it reads: give another file"},
+      {{"report"}, 2, "input"},
+  };
+  for (const auto& c : cases) {
+    r = molddiag(c.args);
+    INFO(r.err);
+    CHECK(r.exit_code == c.exit_code);
+    CHECK_THAT(r.err, Catch::Contains(c.message));
+  }
 }
 
 TEST_CASE("molddiag leak and parity: usage errors name the value",
@@ -238,7 +306,7 @@ TEST_CASE("molddiag leak and parity: usage errors name the value",
       {{"leak", "z-image-turbo", "--images", "6"}, 1, "--tiny"},
   };
   for (const auto& c : cases) {
-    const auto r = run_molddiag(c.args);
+    const auto r = molddiag(c.args);
     INFO(r.err);
     CHECK(r.exit_code == c.exit_code);
     CHECK(r.out.empty());

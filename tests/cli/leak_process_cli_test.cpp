@@ -11,16 +11,21 @@
 #include <catch2/catch.hpp>
 #include <nlohmann/json.hpp>
 #include <string>
+#include <vector>
 
 #include "support/paths.hpp"
 #include "support/process.hpp"
 
 extern char** environ;
 
-using mold::test::run_molddiag;
 using mold::test::TempDir;
 
 namespace {
+
+/// molddiag, its process memory measured as it is (measured_memory_env).
+mold::test::ProcessResult molddiag(const std::vector<std::string>& args) {
+  return mold::test::run_molddiag(args, mold::test::measured_memory_env());
+}
 
 /// The stand-in server, running until destroyed.
 class Server {
@@ -55,9 +60,9 @@ TEST_CASE("the black-box driver finds a server that keeps memory per request",
           "[cli][leak][process]") {
   TempDir dir;
   const Server server(dir, 4 * 1024 * 1024);
-  const auto r = run_molddiag({"leak", "--pid", std::to_string(server.pid()),
-                               "--each", server.each(), "--images", "8",
-                               "--settle", "0.05", "--json", "--quiet"});
+  const auto r = molddiag({"leak", "--pid", std::to_string(server.pid()),
+                           "--each", server.each(), "--images", "8", "--settle",
+                           "0.05", "--json", "--quiet"});
   INFO(r.err);
   REQUIRE(r.exit_code == 3);
   const auto j = nlohmann::json::parse(r.out);
@@ -76,9 +81,9 @@ TEST_CASE("the black-box driver finds a clean server clean",
           "[cli][leak][process]") {
   TempDir dir;
   const Server server(dir, 0);
-  const auto r = run_molddiag({"leak", "--pid", std::to_string(server.pid()),
-                               "--each", server.each(), "--images", "8",
-                               "--settle", "0.05", "--quiet"});
+  const auto r =
+      molddiag({"leak", "--pid", std::to_string(server.pid()), "--each",
+                server.each(), "--images", "8", "--settle", "0.05", "--quiet"});
   INFO(r.err);
   CHECK(r.exit_code == 0);
   CHECK_THAT(r.out, Catch::Contains("verdict:    clean"));
@@ -118,7 +123,7 @@ TEST_CASE(
        "--settle -1: give 0 to 3600 seconds"},
   };
   for (const auto& c : cases) {
-    const auto r = run_molddiag(c.args);
+    const auto r = molddiag(c.args);
     INFO(r.err);
     CHECK(r.exit_code == c.exit_code);
     CHECK_THAT(r.err, Catch::Contains(c.message));

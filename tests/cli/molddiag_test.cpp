@@ -27,8 +27,8 @@ std::string bad_dir(const std::string& name) {
 
 /// molddiag's commands, in the order of its command table.
 const std::vector<std::string> kCommands = {
-    "plugins",   "estimate",      "classify", "vae",  "tiling",
-    "calibrate", "run-component", "tokenize", "leak", "parity"};
+    "plugins",       "estimate", "classify", "vae",    "tiling", "calibrate",
+    "run-component", "tokenize", "leak",     "parity", "report"};
 
 /// The usage hint that follows a usage error of `command`.
 std::string help_hint(const std::string& command) {
@@ -252,6 +252,9 @@ TEST_CASE("molddiag <command> --help lists the command's own options",
       {"parity",
        {"--model", "--tiny", "--images", "--tolerance", "--slack", "--json",
         "--report", "--html"}},
+      {"report",
+       {"--input", "--threshold", "--max-warmup", "--tolerance", "--slack",
+        "--json", "--html"}},
   };
   const std::vector<std::string> every_command = {"--plugin-dir", "--config",
                                                   "--cpu-memory-limit"};

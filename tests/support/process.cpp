@@ -117,6 +117,14 @@ std::map<std::string, std::string> isolated_env(const TempDir& home) {
           {"MOLD_PLUGIN_PATH", kUnset}};
 }
 
+std::map<std::string, std::string> measured_memory_env() {
+  const char* current = std::getenv("ASAN_OPTIONS");
+  std::string options = current ? current : "";
+  options += std::string(options.empty() ? "" : ":") +
+             "quarantine_size_mb=0:detect_leaks=0";
+  return {{"ASAN_OPTIONS", options}};
+}
+
 ProcessResult run_molddiag(
     const std::vector<std::string>& args,
     const std::map<std::string, std::string>& extra_env) {

@@ -39,6 +39,8 @@ int main(int argc, char** argv) {
        molddiag::leak_command},
       {"parity", "make N images and check none needs more than the first",
        molddiag::parity_command},
+      {"report", "analyse a saved JSON report again; write it as HTML",
+       molddiag::report_command},
   };
   return mold::tools::run_command_table(
       molddiag::kProgram, commands, argc, argv,

@@ -291,10 +291,23 @@ LeakReport analyze_leaks(const MemoryProfile& p, const LeakOptions& o) {
         "LEAK: {} is parked but still holds {} of its {} on the device",
         h.component, format_bytes(h.held), format_bytes(h.bytes));
   } else if (r.caching) {
+    // What the allocator says of it, where it says anything.
+    const MemoryStats& a = p.images[std::size_t(r.warmup)].after;
+    const MemoryStats& b = p.images.back().after;
+    std::string evidence;
+    if (b.inactive_split > a.inactive_split)
+      evidence +=
+          fmt::format("; inactive split blocks grew {}",
+                      format_bytes(b.inactive_split - a.inactive_split));
+    if (b.alloc_retries > a.alloc_retries)
+      evidence += fmt::format(
+          "; {} allocation retries (the cache freed and "
+          "retried)",
+          b.alloc_retries - a.alloc_retries);
     r.summary = fmt::format(
         "clean: allocated is flat; reserved grows {} per image, which is the "
-        "allocator caching or fragmenting, not a leak",
-        bytes_text(r.reserved.trend.slope));
+        "allocator caching or fragmenting, not a leak{}",
+        bytes_text(r.reserved.trend.slope), evidence);
   } else {
     r.summary = fmt::format(
         "clean: no growth after {} warm-up image{} (allocated {} per image "

@@ -1,6 +1,10 @@
 #include "mold/profile/profile_report.hpp"
 
+#include <fmt/format.h>
+
 #include <nlohmann/json.hpp>
+
+#include "mold/base/error.hpp"
 
 namespace mold {
 
@@ -55,23 +59,29 @@ std::string profile_json(const MemoryProfile& p, const LeakReport* leak,
                       {"reserved", img.after.reserved},
                       {"peak_allocated", img.after.peak_allocated},
                       {"host_rss", img.after.host_rss},
+                      {"device_used", img.after.device_used},
+                      {"inactive_split", img.after.inactive_split},
+                      {"alloc_retries", img.after.alloc_retries},
+                      {"ooms", img.after.ooms},
                       {"residency", residency_json(img.residency)}});
   out["images"] = std::move(images);
   Json phases = Json::array();
   for (const auto& ph : p.phases)
-    phases.push_back({{"image", ph.image},
-                      {"phase", ph.phase},
-                      {"component", ph.component},
-                      {"seconds", ph.seconds},
-                      {"estimate", ph.estimate},
-                      {"before_allocated", ph.before.allocated},
-                      {"after_allocated", ph.after.allocated},
-                      {"after_reserved", ph.after.reserved},
-                      {"peak_allocated", ph.after.peak_allocated},
-                      {"working_peak", ph.working_peak()},
-                      {"unaccounted_peak", ph.unaccounted_peak()},
-                      {"host_rss", ph.after.host_rss},
-                      {"parked", ph.parked}});
+    phases.push_back(
+        {{"image", ph.image},
+         {"phase", ph.phase},
+         {"component", ph.component},
+         {"seconds", ph.seconds},
+         {"estimate", ph.estimate},
+         {"before_allocated", ph.before.allocated},
+         {"after_allocated", ph.after.allocated},
+         {"after_reserved", ph.after.reserved},
+         {"peak_allocated", ph.after.peak_allocated},
+         {"working_peak", ph.working_peak()},
+         {"unaccounted_peak", ph.unaccounted_peak()},
+         {"host_rss", ph.after.host_rss},
+         {"resident_weights", ph.after.peak_allocated - ph.unaccounted_peak()},
+         {"parked", ph.parked}});
   out["phases"] = std::move(phases);
   // What is still live per scope at the end of the last image (earlier
   // images' lists are contained in it).
@@ -133,5 +143,147 @@ std::string profile_json(const MemoryProfile& p, const LeakReport* leak,
   }
   return out.dump(2, ' ', false, Json::error_handler_t::replace);
 }
+
+namespace {
+
+/// A field of `j` (an object) as T; ParseError naming it otherwise.
+template <class T>
+T field(const Json& j, const char* key, const std::string& where) {
+  const auto it = j.find(key);
+  if (it == j.end())
+    throw ParseError(fmt::format("{}: '{}' is missing", where, key));
+  try {
+    return it->get<T>();
+  } catch (const nlohmann::json::exception&) {
+    throw ParseError(
+        fmt::format("{}: '{}' is not {}", where, key,
+                    std::is_same_v<T, std::string> ? "a string" : "a number"));
+  }
+}
+
+Residency residency_from(const std::string& text, const std::string& where) {
+  if (text == "device") return Residency::device;
+  if (text == "parked") return Residency::parked;
+  if (text == "unloaded") return Residency::unloaded;
+  throw ParseError(fmt::format(
+      "{}: residency '{}' is none of device, parked, unloaded", where, text));
+}
+
+std::vector<CacheEntryState> residency_from_json(const Json& list,
+                                                 const std::string& where) {
+  std::vector<CacheEntryState> out;
+  if (!list.is_array()) throw ParseError(where + ": 'residency' is not a list");
+  for (const auto& item : list) {
+    CacheEntryState e;
+    e.name = field<std::string>(item, "component", where);
+    e.residency =
+        residency_from(field<std::string>(item, "residency", where), where);
+    e.bytes = field<Bytes>(item, "bytes", where);
+    e.loads = field<std::uint64_t>(item, "loads", where);
+    const auto released = item.find("released_on_park");
+    if (released != item.end() && !released->is_null())
+      e.released_on_park = released->get<Bytes>();
+    out.push_back(std::move(e));
+  }
+  return out;
+}
+
+MemoryProfile profile_from(const Json& j);
+
+}  // namespace
+
+MemoryProfile profile_from_json(const std::string& text) {
+  Json j;
+  try {
+    j = Json::parse(text);
+  } catch (const nlohmann::json::exception& e) {
+    throw ParseError(std::string("not a JSON report: ") + e.what());
+  }
+  if (!j.is_object() || !j.contains("schema"))
+    throw ParseError(
+        "not a mold memory report: no 'schema' field (molddiag leak --report "
+        "writes one)");
+  const int schema = field<int>(j, "schema", "the report");
+  if (schema != kProfileSchema)
+    throw ParseError(
+        fmt::format("the report's schema is {}; this molddiag reads schema {}",
+                    schema, kProfileSchema));
+  try {
+    return profile_from(j);
+  } catch (const nlohmann::json::exception& e) {
+    throw ParseError(std::string("a malformed report: ") + e.what());
+  }
+}
+
+namespace {
+
+MemoryProfile profile_from(const Json& j) {
+  MemoryProfile p;
+  p.driver = field<std::string>(j, "driver", "the report");
+  p.subject = field<std::string>(j, "subject", "the report");
+  p.backend = field<std::string>(j, "backend", "the report");
+  p.device = field<std::string>(j, "device", "the report");
+  const Json images = j.value("images", Json::array());
+  for (std::size_t i = 0; i < images.size(); ++i) {
+    const Json& item = images[i];
+    const std::string where = fmt::format("images[{}]", i);
+    ImageSample s;
+    s.image = field<int>(item, "image", where);
+    s.seed = field<std::uint64_t>(item, "seed", where);
+    s.seconds = field<double>(item, "seconds", where);
+    s.after.allocated = field<Bytes>(item, "allocated", where);
+    s.after.reserved = field<Bytes>(item, "reserved", where);
+    s.after.peak_allocated = field<Bytes>(item, "peak_allocated", where);
+    s.after.host_rss = field<Bytes>(item, "host_rss", where);
+    s.after.device_used = item.value("device_used", Bytes(0));
+    s.after.inactive_split = item.value("inactive_split", Bytes(0));
+    s.after.alloc_retries = item.value("alloc_retries", std::uint64_t(0));
+    s.after.ooms = item.value("ooms", std::uint64_t(0));
+    s.residency =
+        residency_from_json(item.value("residency", Json::array()), where);
+    p.images.push_back(std::move(s));
+  }
+  const Json phases = j.value("phases", Json::array());
+  for (std::size_t i = 0; i < phases.size(); ++i) {
+    const Json& item = phases[i];
+    const std::string where = fmt::format("phases[{}]", i);
+    PhaseSample s;
+    s.image = field<int>(item, "image", where);
+    s.phase = field<std::string>(item, "phase", where);
+    s.component = field<std::string>(item, "component", where);
+    s.seconds = field<double>(item, "seconds", where);
+    s.estimate = field<Bytes>(item, "estimate", where);
+    s.before.allocated = field<Bytes>(item, "before_allocated", where);
+    s.after.allocated = field<Bytes>(item, "after_allocated", where);
+    s.after.reserved = field<Bytes>(item, "after_reserved", where);
+    s.after.peak_allocated = field<Bytes>(item, "peak_allocated", where);
+    s.after.host_rss = field<Bytes>(item, "host_rss", where);
+    s.parked = item.value("parked", std::vector<std::string>{});
+    // What the cache accounted for during it, as one entry.
+    CacheEntryState weights;
+    weights.name = "(resident weights)";
+    weights.residency = Residency::device;
+    weights.bytes = field<Bytes>(item, "resident_weights", where);
+    s.residency = {weights};
+    p.phases.push_back(std::move(s));
+  }
+  const auto residue = j.find("residue_at_end");
+  if (residue != j.end() && residue->is_array() && !p.images.empty()) {
+    ImageSample& last = p.images.back();
+    last.attributed = true;
+    for (std::size_t i = 0; i < residue->size(); ++i) {
+      const Json& item = (*residue)[i];
+      const std::string where = fmt::format("residue_at_end[{}]", i);
+      last.residue.push_back({field<int>(item, "image", where),
+                              field<std::string>(item, "phase", where),
+                              field<std::string>(item, "component", where),
+                              field<std::string>(item, "kind", where),
+                              field<Bytes>(item, "bytes", where)});
+    }
+  }
+  return p;
+}
+
+}  // namespace
 
 }  // namespace mold

@@ -9,6 +9,7 @@ namespace {
 struct Table {
   std::mutex mutex;
   std::vector<AllocationScope> scopes;  // id = index + 1
+  std::uint32_t next_reuse = 0;  // where the search for a free id resumes
 };
 
 Table& table() {
@@ -39,6 +40,23 @@ std::uint32_t AllocationScopes::open(Backend& backend, AllocationScope scope) {
     if (t.scopes.size() + 1 < kMaxAllocationScopes) {
       t.scopes.push_back(std::move(scope));
       id = std::uint32_t(t.scopes.size());
+    } else {
+      // Full (a long-running process): reuse a scope none of whose bytes is
+      // live any more, so that no residue can name the wrong phase.
+      std::vector<bool> live(kMaxAllocationScopes, false);
+      for (const auto& [used, bytes] : backend.live_bytes_by_scope())
+        if (bytes > 0 && used < kMaxAllocationScopes) live[used] = true;
+      const std::uint32_t current = backend.set_allocation_scope(0);
+      for (std::uint32_t i = t.next_reuse; i < t.next_reuse + t.scopes.size();
+           ++i) {
+        const std::uint32_t candidate = std::uint32_t(i % t.scopes.size()) + 1;
+        if (!live[candidate] && candidate != current) {
+          id = candidate;
+          t.scopes[candidate - 1] = std::move(scope);
+          t.next_reuse = candidate;
+          break;
+        }
+      }
     }
   }
   backend.set_allocation_scope(id);

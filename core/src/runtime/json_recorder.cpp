@@ -20,7 +20,11 @@ Json memory(const MemoryStats& m) {
           {"reserved", m.reserved},
           {"peak_allocated", m.peak_allocated},
           {"peak_reserved", m.peak_reserved},
-          {"host_rss", m.host_rss}};
+          {"host_rss", m.host_rss},
+          {"device_used", m.device_used},
+          {"inactive_split", m.inactive_split},
+          {"alloc_retries", m.alloc_retries},
+          {"ooms", m.ooms}};
 }
 
 }  // namespace

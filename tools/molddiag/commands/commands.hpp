@@ -31,5 +31,6 @@ int tokenize_command(const std::vector<std::string>& args);
 int run_component_command(const std::vector<std::string>& args);
 int leak_command(const std::vector<std::string>& args);
 int parity_command(const std::vector<std::string>& args);
+int report_command(const std::vector<std::string>& args);
 
 }  // namespace molddiag

@@ -201,35 +201,13 @@ int run_command(const std::vector<std::string>& args, bool leak) {
   const bool black_box = r.pid != 0;
   const mold::MemoryProfile profile =
       black_box ? run_process_profile(r.process) : run_profile(r.run);
-  mold::LeakReport leak_report;
-  if (leak) leak_report = mold::analyze_leaks(profile, r.leak);
+  ProfileOutputs outputs;
+  outputs.json = r.json;
+  outputs.json_file = r.json_file;
+  outputs.html_file = r.html_file;
   // A black box has no phases to compare.
-  const mold::ParityReport parity = mold::check_parity(profile, r.parity);
-  const mold::ParityReport* parity_report = black_box ? nullptr : &parity;
-  const std::string json =
-      mold::profile_json(profile, leak ? &leak_report : nullptr, parity_report);
-  if (!r.json_file.empty())
-    mold::write_file_atomically(
-        r.json_file, "--report",
-        [&](std::ostream& out) { out << json << "\n"; });
-  if (!r.html_file.empty()) {
-    const std::string html = mold::profile_html(
-        profile, leak ? &leak_report : nullptr, parity_report);
-    mold::write_file_atomically(r.html_file, "--html",
-                                [&](std::ostream& out) { out << html; });
-  }
-  if (r.json) {
-    std::cout << json << "\n";
-  } else {
-    print_image_table(std::cout, profile);
-    if (leak) print_leak_report(std::cout, leak_report);
-    if (parity_report) print_parity_report(std::cout, parity);
-  }
-  if (leak && leak_report.verdict == mold::LeakVerdict::too_few)
-    return tools::kFailure;
-  if (leak && leak_report.verdict == mold::LeakVerdict::leak)
-    return tools::kLeak;
-  return !parity_report || parity.ok ? tools::kOk : tools::kParityBroken;
+  return report_profile(profile, leak ? &r.leak : nullptr,
+                        black_box ? nullptr : &r.parity, outputs);
 }
 
 }  // namespace

@@ -4,6 +4,12 @@
 
 #include <cmath>
 #include <cstdlib>
+#include <iostream>
+#include <mold/base/file_io.hpp>
+#include <mold/profile/html_report.hpp>
+#include <mold/profile/profile_report.hpp>
+
+#include "common/exit_codes.hpp"
 
 namespace molddiag {
 
@@ -79,6 +85,41 @@ void print_parity_report(std::ostream& out, const mold::ParityReport& r) {
         mold::format_bytes(row.worst), mold::format_bytes(row.allowed),
         row.ok ? "" : "  BROKEN");
   }
+}
+
+int report_profile(const mold::MemoryProfile& profile,
+                   const mold::LeakOptions* leak,
+                   const mold::ParityOptions* parity,
+                   const ProfileOutputs& outputs) {
+  mold::LeakReport leak_report;
+  if (leak) leak_report = mold::analyze_leaks(profile, *leak);
+  mold::ParityReport parity_report;
+  if (parity) parity_report = mold::check_parity(profile, *parity);
+  const mold::LeakReport* l = leak ? &leak_report : nullptr;
+  const mold::ParityReport* pr = parity ? &parity_report : nullptr;
+  const std::string json = mold::profile_json(profile, l, pr);
+  if (!outputs.json_file.empty())
+    mold::write_file_atomically(
+        outputs.json_file, "--report",
+        [&](std::ostream& out) { out << json << "\n"; });
+  if (!outputs.html_file.empty()) {
+    const std::string html = mold::profile_html(profile, l, pr);
+    mold::write_file_atomically(outputs.html_file, "--html",
+                                [&](std::ostream& out) { out << html; });
+  }
+  if (outputs.json) {
+    std::cout << json << "\n";
+  } else {
+    print_image_table(std::cout, profile);
+    if (l) print_leak_report(std::cout, leak_report);
+    if (pr) print_parity_report(std::cout, parity_report);
+  }
+  if (l && leak_report.verdict == mold::LeakVerdict::too_few)
+    return mold::tools::kFailure;
+  if (l && leak_report.verdict == mold::LeakVerdict::leak)
+    return mold::tools::kLeak;
+  return !pr || parity_report.ok ? mold::tools::kOk
+                                 : mold::tools::kParityBroken;
 }
 
 }  // namespace molddiag

@@ -5,6 +5,7 @@
 #include <mold/profile/memory_profile.hpp>
 #include <mold/profile/parity.hpp>
 #include <ostream>
+#include <string>
 
 namespace molddiag {
 
@@ -12,5 +13,20 @@ namespace molddiag {
 void print_image_table(std::ostream& out, const mold::MemoryProfile& profile);
 void print_leak_report(std::ostream& out, const mold::LeakReport& report);
 void print_parity_report(std::ostream& out, const mold::ParityReport& report);
+
+/// Where a profile's reports go.
+struct ProfileOutputs {
+  bool json = false;      ///< the JSON report on stdout instead of the text
+  std::string json_file;  ///< --report FILE ("": none)
+  std::string html_file;  ///< --html FILE ("": none)
+};
+
+/// Analyses `profile` (leaks with `leak`, parity with `parity`; either may
+/// be null), writes the files atomically, prints, and returns the exit code:
+/// 3 leak, 4 parity broken, 1 too few images, 0 otherwise.
+int report_profile(const mold::MemoryProfile& profile,
+                   const mold::LeakOptions* leak,
+                   const mold::ParityOptions* parity,
+                   const ProfileOutputs& outputs);
 
 }  // namespace molddiag

@@ -1,6 +1,8 @@
 #pragma once
 /// A snapshot of one device's memory, as a backend sees it.
 
+#include <cstdint>
+
 #include "mold/base/bytes.hpp"
 
 namespace mold {
@@ -16,6 +18,15 @@ struct MemoryStats {
   Bytes peak_allocated = 0;  ///< max of allocated since the last reset_peak()
   Bytes peak_reserved = 0;   ///< max of reserved since the last reset_peak()
   Bytes host_rss = 0;        ///< resident set size of this process
+  /// What the device says is in use by every process (total - free of
+  /// cudaMemGetInfo); 0 where the backend cannot say.
+  Bytes device_used = 0;
+  /// Caching allocators (cuda): cached blocks split and not in use (what
+  /// fragmentation keeps), times an allocation had to free the cache and
+  /// retry, and out-of-memory errors, since the process started; 0 elsewhere.
+  Bytes inactive_split = 0;
+  std::uint64_t alloc_retries = 0;
+  std::uint64_t ooms = 0;
 
   Bytes reserved_unallocated() const {
     return reserved > allocated ? reserved - allocated : 0;

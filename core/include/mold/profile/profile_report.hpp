@@ -16,4 +16,9 @@ inline constexpr int kProfileSchema = 1;
 std::string profile_json(const MemoryProfile& profile, const LeakReport* leak,
                          const ParityReport* parity);
 
+/// The profile a JSON report holds (its images, phases and the residue at the
+/// end), for analysing it again (molddiag report). Throws ParseError naming
+/// the field for a report that is not schema kProfileSchema or is malformed.
+MemoryProfile profile_from_json(const std::string& text);
+
 }  // namespace mold

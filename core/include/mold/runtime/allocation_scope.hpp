@@ -44,8 +44,9 @@ struct ScopeResidue {
 class AllocationScopes {
  public:
   /// Makes `scope` current on `backend` and returns its id; 0 (no scope)
-  /// where the backend does not attribute allocations or once
-  /// kMaxAllocationScopes - 1 scopes were opened.
+  /// where the backend does not attribute allocations. Once
+  /// kMaxAllocationScopes - 1 scopes were opened, ids whose bytes are all
+  /// freed are reused (0 when every one still holds bytes).
   static std::uint32_t open(Backend& backend, AllocationScope scope);
   /// Ends attribution on `backend`: later allocations have no scope.
   static void close(Backend& backend);

@@ -1,0 +1,147 @@
+// molddiag report: a saved JSON report (molddiag leak --report) analysed
+// again, with other thresholds if asked, and rendered as text, JSON or HTML:
+// profile on the machine that has the GPU, read the results anywhere.
+
+#include <fmt/format.h>
+
+#include <filesystem>
+#include <fstream>
+#include <iostream>
+#include <mold/base/error.hpp>
+#include <mold/base/file_io.hpp>
+#include <mold/profile/profile_report.hpp>
+#include <sstream>
+
+#include "commands.hpp"
+#include "common/exit_codes.hpp"
+#include "common/host.hpp"
+#include "common/options.hpp"
+#include "profile_text.hpp"
+
+namespace po = boost::program_options;
+namespace tools = mold::tools;
+
+namespace molddiag {
+
+namespace {
+
+struct ReportRequest {
+  tools::HostOptions host;  ///< accepted, unused: a report needs no plugin
+  std::string input;
+  mold::LeakOptions leak;
+  mold::ParityOptions parity;
+  std::string threshold_text = "4 KiB", slack_text = "1 MiB";
+  double tolerance_percent = 1.0;
+  ProfileOutputs outputs;
+};
+
+mold::Bytes bytes_flag(const char* flag, const std::string& text) {
+  const auto bytes = mold::try_parse_bytes(text);
+  if (!bytes)
+    throw tools::UsageError(fmt::format(
+        "{} '{}' is not a byte count: write e.g. \"64 KiB\" or \"1 MiB\"", flag,
+        text));
+  return *bytes;
+}
+
+tools::Parsed<ReportRequest> parse(const std::vector<std::string>& args) {
+  tools::Parsed<ReportRequest> parsed;
+  ReportRequest& r = parsed.request;
+  po::options_description options(
+      "molddiag report REPORT.json [--html OUT.html] [--json] [options]\n\n"
+      "Reads a JSON report that molddiag leak or parity wrote (--report),\n"
+      "analyses it again with the rules and thresholds given here\n"
+      "(docs/profiler.md) and prints it as text (or JSON), writing the HTML\n"
+      "report with --html. Parity is checked where the report has phases (not\n"
+      "for a black box). The host options are accepted for every command's\n"
+      "sake; a report needs no plugin.\n"
+      "Exit: 0 clean; 3 leak; 4 parity broken; 1 not a report or failed; 2 "
+      "usage.\n\n"
+      "options");
+  options.add_options()("help,h", "this help")(
+      "input", po::value(&r.input)->required(), "the JSON report")(
+      "threshold", po::value(&r.threshold_text)->default_value("4 KiB"),
+      "device bytes per image that count as growth");
+  tools::add_ranged_int(options, "max-warmup", &r.leak.max_warmup, 0, 100,
+                        "images warm-up may exclude at most", 3);
+  options.add_options()(
+      "tolerance", po::value(&r.tolerance_percent)->default_value(1.0),
+      "parity: percent of image 1's peak an image may exceed it by")(
+      "slack", po::value(&r.slack_text)->default_value("1 MiB"),
+      "parity: bytes an image may exceed image 1's peak by, besides")(
+      "json", po::bool_switch(&r.outputs.json),
+      "print the JSON report instead of text")(
+      "html", po::value(&r.outputs.html_file),
+      "write the HTML report to this file");
+  tools::add_host_options(options, r.host);
+  po::positional_options_description positional;
+  positional.add("input", 1);
+  if (tools::wants_help(args)) {
+    parsed.help = tools::help_text(options);
+    return parsed;
+  }
+  tools::parse_args(args, options, &positional);
+  r.leak.threshold = bytes_flag("--threshold", r.threshold_text);
+  r.parity.absolute = bytes_flag("--slack", r.slack_text);
+  if (!(r.tolerance_percent >= 0 && r.tolerance_percent <= 100))
+    throw tools::UsageError(fmt::format(
+        "--tolerance {}: give a percent from 0 to 100", r.tolerance_percent));
+  r.parity.relative = r.tolerance_percent / 100;
+  const std::string type = mold::describe_file_type(r.input);
+  if (type != "a regular file")
+    throw tools::UsageError(
+        type == "missing"
+            ? fmt::format("{}: no such report", r.input)
+            : fmt::format("{} is {}, not a report", r.input, type));
+  if (!r.outputs.html_file.empty()) {
+    const std::string out = mold::describe_file_type(r.outputs.html_file);
+    if (out != "missing" && out != "a regular file")
+      throw tools::UsageError(fmt::format(
+          "--html {} is {}: give a file to write", r.outputs.html_file, out));
+    if (r.outputs.html_file == r.input)
+      throw tools::UsageError(fmt::format(
+          "--html {} is the report it reads: give another file", r.input));
+  }
+  return parsed;
+}
+
+/// The report's text; refuses what cannot be one (larger than 256 MiB: a
+/// 1,000-image report is about 2 MB).
+std::string read_report(const std::string& path) {
+  constexpr std::uintmax_t kMaxReport = 256ull << 20;
+  std::error_code ec;
+  const std::uintmax_t size = std::filesystem::file_size(path, ec);
+  if (ec) throw mold::Error(fmt::format("{}: cannot read it", path));
+  if (size > kMaxReport)
+    throw mold::Error(fmt::format(
+        "{} is {}: larger than any report molddiag writes, so not one", path,
+        mold::format_bytes(mold::Bytes(size))));
+  std::ifstream in(path, std::ios::binary);
+  std::stringstream text;
+  text << in.rdbuf();
+  if (!in && !in.eof())
+    throw mold::Error(fmt::format("{}: cannot read it", path));
+  return text.str();
+}
+
+}  // namespace
+
+int report_command(const std::vector<std::string>& args) {
+  const auto parsed = parse(args);
+  if (parsed.help) {
+    std::cout << *parsed.help;
+    return tools::kOk;
+  }
+  const ReportRequest& r = parsed.request;
+  mold::MemoryProfile profile;
+  try {
+    profile = mold::profile_from_json(read_report(r.input));
+  } catch (const mold::ParseError& e) {
+    throw mold::Error(fmt::format("{}: {}", r.input, e.what()));
+  }
+  return report_profile(profile, &r.leak,
+                        profile.phases.empty() ? nullptr : &r.parity,
+                        r.outputs);
+}
+
+}  // namespace molddiag
