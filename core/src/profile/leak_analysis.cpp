@@ -277,6 +277,12 @@ LeakReport analyze_leaks(const MemoryProfile& p, const LeakOptions& o) {
         bytes_text(r.allocated.trend.slope_low),
         bytes_text(r.allocated.trend.slope_high), r.allocated.values.size(),
         r.warmup, r.warmup == 1 ? "" : "s");
+  } else if (!r.parked_holding.empty()) {
+    // Exact, and said before a host-only growth that may be its consequence.
+    const ParkedHolding& h = r.parked_holding.front();
+    r.summary = fmt::format(
+        "LEAK: {} is parked but still holds {} of its {} on the device",
+        h.component, format_bytes(h.held), format_bytes(h.bytes));
   } else if (host_leak) {
     r.summary = fmt::format(
         "LEAK in host memory: the process's resident set grows {} per image "
@@ -285,11 +291,6 @@ LeakReport analyze_leaks(const MemoryProfile& p, const LeakOptions& o) {
         bytes_text(r.host.trend.slope_high),
         p.backend.empty() ? " (no device memory was sampled)"
                           : " while the device's allocated bytes stay flat");
-  } else if (!r.parked_holding.empty()) {
-    const ParkedHolding& h = r.parked_holding.front();
-    r.summary = fmt::format(
-        "LEAK: {} is parked but still holds {} of its {} on the device",
-        h.component, format_bytes(h.held), format_bytes(h.bytes));
   } else if (r.caching) {
     // What the allocator says of it, where it says anything.
     const MemoryStats& a = p.images[std::size_t(r.warmup)].after;
