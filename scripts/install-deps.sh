@@ -10,8 +10,11 @@ packages=(
   libfmt-dev libtomlplusplus-dev nlohmann-json3-dev catch2
   libpcre2-dev libicu-dev xz-utils
   libpng-dev
+  prometheus-cpp-dev  # mold serve's /metrics (the core library; Beast serves it)
   clang libclang-rt-14-dev
   chromium  # tests: the profiler's HTML report opened in a headless browser
+  nginx     # tests: two mold serve behind a real load balancer
+  wrk       # bench: /health and /metrics requests per second
 )
 
 missing=()

@@ -27,15 +27,8 @@ std::string slurp(const fs::path& path) {
 }
 }  // namespace
 
-ProcessResult run_process(const std::string& program,
-                          const std::vector<std::string>& args,
-                          const std::map<std::string, std::string>& env,
-                          const std::string& input) {
-  TempDir io;
-  const std::string in_path = io.write("stdin", input);
-  const std::string out_path = io.path() + "/stdout";
-  const std::string err_path = io.path() + "/stderr";
-
+std::vector<std::string> environment_with(
+    const std::map<std::string, std::string>& env) {
   std::map<std::string, std::string> merged;
   for (char** e = environ; *e; ++e) {
     const std::string entry = *e;
@@ -52,6 +45,19 @@ ProcessResult run_process(const std::string& program,
   std::vector<std::string> env_strings;
   for (const auto& [key, value] : merged)
     env_strings.push_back(key + "=" + value);
+  return env_strings;
+}
+
+ProcessResult run_process(const std::string& program,
+                          const std::vector<std::string>& args,
+                          const std::map<std::string, std::string>& env,
+                          const std::string& input) {
+  TempDir io;
+  const std::string in_path = io.write("stdin", input);
+  const std::string out_path = io.path() + "/stdout";
+  const std::string err_path = io.path() + "/stderr";
+
+  std::vector<std::string> env_strings = environment_with(env);
   std::vector<char*> envp;
   for (auto& s : env_strings) envp.push_back(s.data());
   envp.push_back(nullptr);
@@ -114,6 +120,8 @@ std::map<std::string, std::string> isolated_env(const TempDir& home) {
           {"MOLD_CONFIG", kUnset},
           {"MOLD_MODELS_DIR", kUnset},
           {"MOLD_HOST", kUnset},
+          {"MOLD_API_KEY", kUnset},
+          {"MOLD_CLIENT_PLATFORM", kUnset},
           {"MOLD_PLUGIN_PATH", kUnset}};
 }
 

@@ -23,6 +23,11 @@ ProcessResult run_process(const std::string& program,
                           const std::map<std::string, std::string>& env = {},
                           const std::string& input = "");
 
+/// The current environment changed by `env` (as run_process applies it), as
+/// "KEY=VALUE" strings.
+std::vector<std::string> environment_with(
+    const std::map<std::string, std::string>& env);
+
 /// The value that removes a variable in run_process's `env`.
 inline const std::string kUnset = "\x01unset";
 

@@ -33,6 +33,7 @@ std::optional<mold::OomReport> classify(const FailureContext& context,
   mold::ErrorContext error;
   error.message = std::move(message);
   error.exception_kind = std::move(kind);
+  error.origin = context.origin;
   error.origin.backend = context.backend;
   error.origin.device_name = context.device;
   std::optional<mold::OomReport> report = context.registry->classify(error);
@@ -70,6 +71,54 @@ std::string oom_text(const mold::OomReport& report,
   }
   // The message is the error's own text: it may carry terminal escapes.
   return mold::escape_control(text);
+}
+
+DescribedFailure describe_failure(const FailureContext& context) {
+  DescribedFailure out;
+  auto with_oom = [&](mold::OomReport report, std::string kind) {
+    out.hints = hints_for(context, report);
+    out.message = oom_text(report, out.hints);
+    out.oom = std::move(report);
+    out.exception_kind = std::move(kind);
+  };
+  try {
+    throw;
+  } catch (const mold::RecoveryFailed& e) {
+    out.exception_kind = "mold::RecoveryFailed";
+    out.message = e.what();
+    if (const mold::OomReport* oom = e.last_oom(); oom && context.registry) {
+      with_oom(*oom, "mold::RecoveryFailed");
+      out.message = fmt::format("{}\n\nThe last out-of-memory error: {}",
+                                e.what(), out.message);
+    }
+  } catch (const mold::Error& e) {
+    out.exception_kind = "mold::Error";
+    out.message = e.what();
+  } catch (const c10::Error& e) {
+    const char* kind = dynamic_cast<const c10::OutOfMemoryError*>(&e)
+                           ? "c10::OutOfMemoryError"
+                           : "c10::Error";
+    if (auto report = classify(context, e.what(), kind))
+      with_oom(std::move(*report), kind);
+    else {
+      out.exception_kind = kind;
+      out.message = context.verbose ? e.what() : e.what_without_backtrace();
+    }
+  } catch (const std::bad_alloc& e) {
+    if (auto report = classify(context, e.what(), "std::bad_alloc"))
+      with_oom(std::move(*report), "std::bad_alloc");
+    else {
+      out.exception_kind = "std::bad_alloc";
+      out.message = e.what();
+    }
+  } catch (const std::exception& e) {
+    out.exception_kind = "std::exception";
+    out.message = e.what();
+  } catch (...) {
+    out.exception_kind = "unknown";
+    out.message = "unknown error";
+  }
+  return out;
 }
 
 void rethrow_readable(const FailureContext& context) {

@@ -36,7 +36,24 @@ struct FailureContext {
   std::vector<std::string> extra_hints;
   /// Keep libtorch's full text, backtrace included (--verbose).
   bool verbose = false;
+  /// Where it ran, for the label and hints: a server names itself remote
+  /// (the host its client used), so hints speak of "the server". backend and
+  /// device above fill origin.backend and origin.device_name.
+  mold::Origin origin;
 };
+
+/// The exception in flight as a person (or a client of the server) should
+/// see it: what rethrow_readable() would say, with the out-of-memory report
+/// and hints apart when there is one.
+struct DescribedFailure {
+  std::string message;  ///< oom_text() for an OOM; else the readable text
+  std::optional<mold::OomReport> oom;
+  std::vector<std::string> hints;  ///< for `oom`
+  std::string exception_kind;      ///< "c10::OutOfMemoryError", ...
+};
+/// Call in a catch block. Never throws for what rethrow_readable handles;
+/// anything that is not a std::exception is "unknown error".
+DescribedFailure describe_failure(const FailureContext& context);
 
 /// Call in a catch block: rethrows the exception in flight as one a person
 /// can read. A libtorch error or std::bad_alloc the registry classifies as an

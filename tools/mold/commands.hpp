@@ -9,5 +9,6 @@ namespace mold_cli {
 inline constexpr const char* kProgram = "mold";
 
 int run_command(const std::vector<std::string>& args);
+int serve_command(const std::vector<std::string>& args);
 
 }  // namespace mold_cli

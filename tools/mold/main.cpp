@@ -16,6 +16,10 @@ int main(int argc, char** argv) {
        "make images from a prompt: text encoder, denoiser, VAE, each phase "
        "through the model cache",
        mold_cli::run_command},
+      {"serve",
+       "serve the HTTP API: generate, stream progress, status, memory, "
+       "metrics; one device job at a time",
+       mold_cli::serve_command},
   };
   return mold::tools::run_command_table(
       mold_cli::kProgram, commands, argc, argv,

@@ -4,12 +4,15 @@
 
 #include <fmt/format.h>
 
+#include <cstdlib>
 #include <iostream>
 #include <mold/base/build_config.hpp>
 #include <mold/base/error.hpp>
+#include <mold/base/text.hpp>
 #include <mold/catalog/model_dir.hpp>
 #include <mold/catalog/model_family.hpp>
 #include <mold/device/backend.hpp>
+#include <mold/net/server_address.hpp>
 #include <mold/plugin/registry.hpp>
 #include <mold/runtime/json_recorder.hpp>
 #include <mold/runtime/progress_printer.hpp>
@@ -26,6 +29,7 @@
 #include "common/options.hpp"
 #include "common/readable_error.hpp"
 #include "image_output.hpp"
+#include "remote_run.hpp"
 #include "run_plan.hpp"
 
 namespace po = boost::program_options;
@@ -49,6 +53,9 @@ struct RunRequest {
   bool plan = false;
   bool json = false;
   bool save_tensors = false;
+  bool local = false;  ///< run here even with MOLD_HOST set
+  std::string server;  ///< --host: a server to run on
+  bool backend_given = false;
 };
 
 tools::Parsed<RunRequest> parse(const std::vector<std::string>& args) {
@@ -108,6 +115,11 @@ tools::Parsed<RunRequest> parse(const std::vector<std::string>& args) {
       "print each phase's estimate, what would be resident and free, and "
       "exit without running")("json", po::bool_switch(&r.json),
                               "print a JSON report on stdout")(
+      "host", po::value(&r.server),
+      "run on this mold server (host, host:port or http://host:port; "
+      "default: MOLD_HOST)")(
+      "local", po::bool_switch(&r.local),
+      "run on this machine even when MOLD_HOST names a server")(
       "save-tensors", po::bool_switch(&r.save_tensors),
       "also write MODEL-SEED.safetensors beside each PNG: the final latents "
       "and the decoded image before rounding (for checks against reference "
@@ -119,33 +131,14 @@ tools::Parsed<RunRequest> parse(const std::vector<std::string>& args) {
     parsed.help = tools::help_text(options);
     return parsed;
   }
-  tools::parse_args(args, options, &positional);
+  const po::variables_map vm = tools::parse_args(args, options, &positional);
+  r.backend_given = vm.count("backend") && !vm["backend"].defaulted();
   if (r.guidance >= 0) g.guidance = r.guidance;
   if (r.guidance < -0.0 && r.guidance != -1)
     throw tools::UsageError(
         fmt::format("--guidance {}: give 0 (none) or more", r.guidance));
   if (r.dtype.empty()) r.dtype = r.tiny ? "float32" : "bfloat16";
   return parsed;
-}
-
-std::vector<mold::PngText> png_text(const mold::Pipeline& pipeline,
-                                    const mold::GenerateRequest& r,
-                                    std::uint64_t seed) {
-  std::vector<mold::PngText> text = {
-      {"prompt", r.prompt},
-      {"seed", std::to_string(seed)},
-      {"model", pipeline.model()},
-      {"variant", pipeline.variant()},
-      {"steps", std::to_string(r.steps)},
-      {"width", std::to_string(r.width)},
-      {"height", std::to_string(r.height)},
-      {"guidance", fmt::format("{}", r.guidance.value_or(0.0))},
-      {"seeded_weights", pipeline.seeded_weights() ? "true" : "false"},
-      {"weights", pipeline.describe_weights()},
-      {"Software", fmt::format("mold {}", MOLD_VERSION)}};
-  if (!r.negative_prompt.empty())
-    text.push_back({"negative_prompt", r.negative_prompt});
-  return text;
 }
 
 void print_plan(std::ostream& out, const std::vector<PlanStep>& steps,
@@ -283,12 +276,53 @@ int run(const RunRequest& request) {
 
 }  // namespace
 
+/// The server a run goes to: --host, else MOLD_HOST; none with --local.
+std::optional<RemoteRun> remote_target(const RunRequest& r) {
+  if (r.local) return std::nullopt;
+  std::string text = r.server, source = "--host " + r.server;
+  if (text.empty()) {
+    const char* env = std::getenv("MOLD_HOST");
+    if (!env || !*env) return std::nullopt;
+    text = env;
+    source = fmt::format("MOLD_HOST={}", env);
+  }
+  RemoteRun remote;
+  try {
+    remote.server = mold::net::parse_server_address(
+        text, r.server.empty() ? "MOLD_HOST" : "--host");
+  } catch (const mold::InvalidArgument& e) {
+    throw tools::UsageError(e.what());
+  }
+  remote.server_source = mold::escape_control(source);
+  auto local_only = [&](const char* flag, const char* why) {
+    throw tools::UsageError(fmt::format(
+        "{} {} ({} sends the run to {}): add --local to run here", flag, why,
+        r.server.empty() ? "MOLD_HOST" : "--host", remote.server.display()));
+  };
+  if (r.plan) local_only("--plan", "shows this machine's plan");
+  if (r.save_tensors)
+    local_only("--save-tensors", "needs the tensors, which stay on the server");
+  if (r.backend_given)
+    local_only("--backend", "is chosen by the server (mold serve --backend)");
+  if (!r.model_dirs.empty())
+    local_only("--model-dir", "is the server's (mold serve --model-dir)");
+  if (const char* key = std::getenv("MOLD_API_KEY")) remote.api_key = key;
+  remote.model_spec = r.model_spec;
+  remote.generate = r.generate;
+  remote.tiny = r.tiny;
+  remote.output = r.output;
+  remote.json = r.json;
+  return remote;
+}
+
 int run_command(const std::vector<std::string>& args) {
   const auto parsed = parse(args);
   if (parsed.help) {
     std::cout << *parsed.help;
     return tools::kOk;
   }
+  if (const auto remote = remote_target(parsed.request))
+    return run_remote(*remote);
   return run(parsed.request);
 }
 

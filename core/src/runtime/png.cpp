@@ -234,17 +234,17 @@ bool plain_ascii(const std::string& value) {
 
 }  // namespace
 
-void write_png(const fs::path& path, const std::uint8_t* rgb, int width,
-               int height, const std::vector<PngText>& text) {
+std::string encode_png(const std::string& name, const std::uint8_t* rgb,
+                       int width, int height,
+                       const std::vector<PngText>& text) {
   if (width < 1 || height < 1 || width > kMaxPngSide || height > kMaxPngSide ||
       std::uint64_t(width) * std::uint64_t(height) > kMaxPngPixels)
     throw InvalidArgument(fmt::format(
         "PNG {}: cannot write a {}x{} image: each side must be 1 to {} and "
         "the image at most {} pixels",
-        path.string(), width, height, kMaxPngSide, kMaxPngPixels));
+        name, width, height, kMaxPngSide, kMaxPngPixels));
   if (!rgb)
-    throw InvalidArgument(
-        fmt::format("PNG {}: no pixels given (null)", path.string()));
+    throw InvalidArgument(fmt::format("PNG {}: no pixels given (null)", name));
 
   // Validated and converted before anything is written.
   std::vector<std::string> keys;
@@ -282,18 +282,23 @@ void write_png(const fs::path& path, const std::uint8_t* rgb, int width,
                                           on_error, on_warning);
     if (structs.png) structs.info = png_create_info_struct(structs.png);
     if (!structs.png || !structs.info)
-      throw Error(fmt::format("PNG {}: cannot start libpng (out of memory?)",
-                              path.string()));
+      throw Error(
+          fmt::format("PNG {}: cannot start libpng (out of memory?)", name));
     png_set_write_fn(structs.png, &output, on_write, on_flush);
     const EncodeJob job{rgb, png_uint_32(width), png_uint_32(height),
                         chunks.data(), int(chunks.size())};
     if (!encode(structs.png, structs.info, job))
-      throw Error(fmt::format("PNG {}: cannot encode it: {}", path.string(),
-                              errors.message));
+      throw Error(
+          fmt::format("PNG {}: cannot encode it: {}", name, errors.message));
   }
+  return std::string(output.bytes.begin(), output.bytes.end());
+}
+
+void write_png(const fs::path& path, const std::uint8_t* rgb, int width,
+               int height, const std::vector<PngText>& text) {
+  const std::string bytes = encode_png(path.string(), rgb, width, height, text);
   write_file_atomically(path, "PNG", [&](std::ostream& out) {
-    out.write(reinterpret_cast<const char*>(output.bytes.data()),
-              std::streamsize(output.bytes.size()));
+    out.write(bytes.data(), std::streamsize(bytes.size()));
   });
 }
 

@@ -10,6 +10,9 @@
 //                       the device
 //   faulty-host-leak    every image keeps 2 MiB of host memory outside the
 //                       tensor allocator (malloc'd and touched)
+//   faulty-batch-leak   the denoise keeps 3 MiB every image, beyond its
+//                       estimate: under a 12 MiB cpu limit image 1 fits and
+//                       image 2 runs out in its denoise (incident 1's batch)
 //
 // and two backends wrap the cpu one with an allocator-like reserved pool:
 // `warmupcpu` grows it by 1 MiB at each of the first 3 empty_cache() calls
@@ -35,6 +38,7 @@ namespace {
 constexpr mold::Bytes kLeakBytes = 64 * mold::kKiB;
 constexpr mold::Bytes kParkHeldBytes = 512 * mold::kKiB;
 constexpr std::size_t kHostLeakBytes = 2 * 1024 * 1024;
+constexpr mold::Bytes kBatchLeakBytes = 3 * mold::kMiB;
 
 at::Tensor bytes_tensor(mold::Bytes bytes, float value = 1) {
   return at::full({int64_t(bytes / 4)}, value, at::kFloat);
@@ -85,6 +89,7 @@ class FaultyPipeline final : public mold::Pipeline {
     vae_ = std::make_shared<FaultyComponent>("vae", mold::kMiB, false);
     if (o.model == "faulty-leak") leak_phase_ = o.variant;
     host_leak_ = o.model == "faulty-host-leak";
+    batch_leak_ = o.model == "faulty-batch-leak";
   }
 
   std::string family() const override { return "faulty"; }
@@ -150,6 +155,7 @@ class FaultyPipeline final : public mold::Pipeline {
         scope.step(step, r.steps);
       }
       plant("denoise");
+      if (batch_leak_) kept_.push_back(bytes_tensor(kBatchLeakBytes));
     });
     mold::GeneratedImage image;
     context.run_phase(phases[2], [&](mold::PhaseScope&) {
@@ -176,6 +182,7 @@ class FaultyPipeline final : public mold::Pipeline {
   std::shared_ptr<FaultyComponent> text_encoder_, transformer_, vae_;
   std::string leak_phase_;
   bool host_leak_ = false;
+  bool batch_leak_ = false;
   std::vector<at::Tensor> kept_;
   std::vector<void*> host_blocks_;  // never freed: the planted host leak
 };
@@ -243,7 +250,8 @@ void register_all(mold::Registrar& registrar) {
   family.models = {
       model("faulty-clean", {"f32"}),
       model("faulty-leak", {"denoise", "text_encode", "vae_decode", "between"}),
-      model("faulty-park-holds", {"f32"}), model("faulty-host-leak", {"f32"})};
+      model("faulty-park-holds", {"f32"}), model("faulty-host-leak", {"f32"}),
+      model("faulty-batch-leak", {"f32"})};
   family.make_pipeline = [](const mold::PipelineOptions& options) {
     return std::unique_ptr<mold::Pipeline>(new FaultyPipeline(options));
   };

@@ -4,10 +4,12 @@
 
 #include <fmt/format.h>
 
+#include <cstdlib>
 #include <fstream>
 #include <iostream>
 #include <mold/base/error.hpp>
 #include <mold/base/file_io.hpp>
+#include <mold/net/server_address.hpp>
 #include <mold/profile/html_report.hpp>
 #include <mold/profile/leak_analysis.hpp>
 #include <mold/profile/parity.hpp>
@@ -20,6 +22,7 @@
 #include "process_driver.hpp"
 #include "profile_driver.hpp"
 #include "profile_text.hpp"
+#include "remote_driver.hpp"
 
 namespace po = boost::program_options;
 namespace tools = mold::tools;
@@ -39,6 +42,7 @@ struct ProfileRequest {
   std::string json_file;  ///< --report FILE: the JSON report, written there
   std::string html_file;  ///< --html FILE: the HTML report, written there
   ProcessRun process;     ///< the black-box driver (--pid)
+  std::string remote;     ///< --remote HOST: the remote driver
   int pid = 0;
   double settle_seconds = 0.5;
 };
@@ -103,6 +107,11 @@ tools::Parsed<ProfileRequest> parse(const std::vector<std::string>& args,
   options.add_options()("help,h", "this help");
   add_profile_run_options(options, r.run, leak ? 12 : 3,
                           leak ? r.leak.max_warmup + 3 : 2);
+  options.add_options()(
+      "remote", po::value(&r.remote),
+      "make the images on this mold server (host, host:port or "
+      "http://host:port) and read its memory record after each (GET "
+      "/api/memory); MOLD_API_KEY is sent");
   if (leak) {
     tools::add_ranged_int(options, "pid", &r.pid, 1, 1 << 30,
                           "black box: sample this process instead of running "
@@ -140,6 +149,10 @@ tools::Parsed<ProfileRequest> parse(const std::vector<std::string>& args,
     return parsed;
   }
   tools::parse_args(args, options, &positional);
+  if (r.pid && !r.remote.empty())
+    throw tools::UsageError(
+        "give --remote HOST or --pid PID, not both: --remote drives a mold "
+        "server, --pid samples any process");
   if (r.pid) {
     if (!r.run.model_spec.empty())
       throw tools::UsageError(fmt::format(
@@ -199,8 +212,22 @@ int run_command(const std::vector<std::string>& args, bool leak) {
   }
   const ProfileRequest& r = parsed.request;
   const bool black_box = r.pid != 0;
-  const mold::MemoryProfile profile =
-      black_box ? run_process_profile(r.process) : run_profile(r.run);
+  mold::MemoryProfile profile;
+  if (black_box) {
+    profile = run_process_profile(r.process);
+  } else if (!r.remote.empty()) {
+    RemoteProfileRun remote;
+    try {
+      remote.server = mold::net::parse_server_address(r.remote, "--remote");
+    } catch (const mold::InvalidArgument& e) {
+      throw tools::UsageError(e.what());
+    }
+    if (const char* key = std::getenv("MOLD_API_KEY")) remote.api_key = key;
+    remote.run = r.run;
+    profile = run_remote_profile(remote);
+  } else {
+    profile = run_profile(r.run);
+  }
   ProfileOutputs outputs;
   outputs.json = r.json;
   outputs.json_file = r.json_file;

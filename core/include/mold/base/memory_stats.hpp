@@ -1,6 +1,7 @@
 #pragma once
 /// A snapshot of one device's memory, as a backend sees it.
 
+#include <array>
 #include <cstdint>
 
 #include "mold/base/bytes.hpp"
@@ -32,6 +33,26 @@ struct MemoryStats {
     return reserved > allocated ? reserved - allocated : 0;
   }
 };
+
+/// One field of MemoryStats by the name mold's JSON gives it (mold run --json,
+/// the profiler's reports, the server's API). Every field is a 64-bit count.
+struct MemoryStatsField {
+  const char* name;
+  std::uint64_t MemoryStats::*member;
+};
+inline constexpr std::array<MemoryStatsField, 11> kMemoryStatsFields = {{
+    {"total", &MemoryStats::total},
+    {"free", &MemoryStats::free},
+    {"allocated", &MemoryStats::allocated},
+    {"reserved", &MemoryStats::reserved},
+    {"peak_allocated", &MemoryStats::peak_allocated},
+    {"peak_reserved", &MemoryStats::peak_reserved},
+    {"host_rss", &MemoryStats::host_rss},
+    {"device_used", &MemoryStats::device_used},
+    {"inactive_split", &MemoryStats::inactive_split},
+    {"alloc_retries", &MemoryStats::alloc_retries},
+    {"ooms", &MemoryStats::ooms},
+}};
 
 /// Resident set size of this process, from /proc/self/statm; 0 where
 /// unavailable.

@@ -41,6 +41,11 @@ struct PngText {
 /// byte or invalid UTF-8; Error naming the path when encoding or writing fails.
 void write_png(const std::filesystem::path& path, const std::uint8_t* rgb,
                int width, int height, const std::vector<PngText>& text);
+/// The same PNG as bytes in memory (what the server sends). `name` stands for
+/// the image in error messages ("PNG <name>: ..."). Throws as write_png does
+/// before writing.
+std::string encode_png(const std::string& name, const std::uint8_t* rgb,
+                       int width, int height, const std::vector<PngText>& text);
 
 struct PngImage {
   int width = 0;

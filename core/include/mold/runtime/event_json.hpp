@@ -1,0 +1,29 @@
+#pragma once
+/// The runtime's events as JSON text: what `mold run --json` records and what
+/// `mold serve` streams to clients (docs/http-api.md, "progress"), and the way
+/// back for a client that prints a server's events as its own progress lines.
+/// Torch-free.
+
+#include <string>
+#include <string_view>
+
+#include "mold/base/memory_stats.hpp"
+#include "mold/runtime/phase_event.hpp"
+
+namespace mold {
+
+/// One JSON object: image, images, phase, component, status (start, step,
+/// done, failed), step, steps, seconds, workload, estimate_bytes,
+/// estimate_source, before, after, parked, residency, detail, error.
+std::string phase_event_json(const PhaseEvent& event);
+
+/// The event `phase_event_json` wrote (fields it leaves out keep their
+/// defaults; the estimate's terms are not carried). Throws ParseError naming
+/// the field and what it should be for anything else: not JSON, a missing
+/// field, a wrong type, a number out of range, an unknown status.
+PhaseEvent parse_phase_event_json(std::string_view text);
+
+/// {"total": ..., "free": ..., ...}: every field of kMemoryStatsFields.
+std::string memory_stats_json(const MemoryStats& stats);
+
+}  // namespace mold

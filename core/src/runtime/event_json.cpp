@@ -1,0 +1,213 @@
+#include "mold/runtime/event_json.hpp"
+
+#include <fmt/format.h>
+
+#include <limits>
+
+#include "event_json_detail.hpp"
+#include "mold/base/error.hpp"
+
+namespace mold {
+
+using Json = nlohmann::json;
+
+namespace detail {
+
+Json memory_json(const MemoryStats& stats) {
+  Json out = Json::object();
+  for (const auto& field : kMemoryStatsFields)
+    out[field.name] = stats.*field.member;
+  return out;
+}
+
+Json residency_json(const std::vector<CacheEntryState>& entries) {
+  Json out = Json::array();
+  for (const auto& entry : entries)
+    out.push_back({{"component", entry.name},
+                   {"residency", std::string(to_string(entry.residency))},
+                   {"bytes", entry.bytes},
+                   {"loads", entry.loads}});
+  return out;
+}
+
+Json phase_event_object(const PhaseEvent& e) {
+  Json phase = {{"image", e.image},
+                {"images", e.images},
+                {"phase", e.phase},
+                {"component", e.component},
+                {"status", std::string(to_string(e.stage))},
+                {"seconds", e.seconds},
+                {"step", e.step},
+                {"steps", e.steps},
+                {"workload",
+                 {{"family", e.workload.family},
+                  {"model", e.workload.model},
+                  {"op", e.workload.op},
+                  {"backend", e.workload.backend},
+                  {"dtype", e.workload.dtype},
+                  {"arch", e.workload.arch},
+                  {"batch", e.workload.batch},
+                  {"width", e.workload.width},
+                  {"height", e.workload.height},
+                  {"tokens", e.workload.tokens}}},
+                {"estimate_bytes", e.estimate.bytes},
+                {"estimate_source", e.estimate.source},
+                {"before", memory_json(e.before)},
+                {"after", memory_json(e.after)},
+                {"parked", e.parked},
+                {"residency", residency_json(e.residency)}};
+  if (!e.detail.empty()) phase["detail"] = e.detail;
+  if (!e.error.empty()) phase["error"] = e.error;
+  return phase;
+}
+
+}  // namespace detail
+
+namespace {
+
+[[noreturn]] void bad(const std::string& where, const std::string& what) {
+  throw ParseError(fmt::format("phase event: {} {}", where, what));
+}
+
+const Json& member(const Json& object, const char* key,
+                   const std::string& where) {
+  if (!object.is_object()) bad(where, "should be an object");
+  const auto it = object.find(key);
+  if (it == object.end())
+    bad(where.empty() ? key : where + "." + key, "is missing");
+  return *it;
+}
+
+std::string string_field(const Json& object, const char* key,
+                         const std::string& where, bool required = true) {
+  if (!required && (!object.is_object() || !object.contains(key))) return {};
+  const Json& value = member(object, key, where);
+  if (!value.is_string())
+    bad(where.empty() ? key : where + "." + key, "should be a string");
+  return value.get<std::string>();
+}
+
+template <class Int>
+Int int_field(const Json& object, const char* key, const std::string& where,
+              bool required = true) {
+  if (!required && (!object.is_object() || !object.contains(key))) return 0;
+  const Json& value = member(object, key, where);
+  const std::string name = where.empty() ? key : where + "." + key;
+  if (!value.is_number_integer()) bad(name, "should be an integer");
+  if (value.is_number_unsigned()) {
+    const auto v = value.get<std::uint64_t>();
+    if (v > std::uint64_t(std::numeric_limits<Int>::max()))
+      bad(name, fmt::format("is out of range ({})", v));
+    return Int(v);
+  }
+  const auto v = value.get<std::int64_t>();
+  // Every count of an event (image, step, bytes, ...) is 0 or more.
+  if (v < 0) bad(name, fmt::format("should not be negative ({})", v));
+  if (v < std::int64_t(std::numeric_limits<Int>::min()) ||
+      (v > 0 &&
+       std::uint64_t(v) > std::uint64_t(std::numeric_limits<Int>::max())))
+    bad(name, fmt::format("is out of range ({})", v));
+  return Int(v);
+}
+
+MemoryStats memory_from(const Json& object, const std::string& where) {
+  MemoryStats stats;
+  if (!object.is_object()) bad(where, "should be an object");
+  for (const auto& field : kMemoryStatsFields)
+    stats.*field.member =
+        int_field<std::uint64_t>(object, field.name, where, false);
+  return stats;
+}
+
+PhaseStage stage_from(const std::string& text) {
+  for (const PhaseStage stage : {PhaseStage::start, PhaseStage::step,
+                                 PhaseStage::done, PhaseStage::failed})
+    if (text == to_string(stage)) return stage;
+  bad("status",
+      fmt::format("\"{}\" is not one of start, step, done, failed", text));
+}
+
+Residency residency_from(const std::string& text, const std::string& where) {
+  for (const Residency r :
+       {Residency::device, Residency::parked, Residency::unloaded})
+    if (text == to_string(r)) return r;
+  bad(where,
+      fmt::format("\"{}\" is not one of device, parked, unloaded", text));
+}
+
+}  // namespace
+
+std::string phase_event_json(const PhaseEvent& event) {
+  return detail::phase_event_object(event).dump();
+}
+
+std::string memory_stats_json(const MemoryStats& stats) {
+  return detail::memory_json(stats).dump();
+}
+
+PhaseEvent parse_phase_event_json(std::string_view text) {
+  const Json j = Json::parse(text, nullptr, false);
+  if (j.is_discarded()) bad("text", "is not JSON");
+  if (!j.is_object()) bad("text", "should be a JSON object");
+  PhaseEvent e;
+  e.image = int_field<int>(j, "image", "");
+  e.images = int_field<int>(j, "images", "", false);
+  if (e.images < 1) e.images = 1;
+  e.phase = string_field(j, "phase", "");
+  e.component = string_field(j, "component", "", false);
+  e.stage = stage_from(string_field(j, "status", ""));
+  e.step = int_field<int>(j, "step", "", false);
+  e.steps = int_field<int>(j, "steps", "", false);
+  if (j.contains("seconds")) {
+    if (!j["seconds"].is_number()) bad("seconds", "should be a number");
+    e.seconds = j["seconds"].get<double>();
+  }
+  if (j.contains("workload")) {
+    const Json& w = j["workload"];
+    e.workload.family = string_field(w, "family", "workload", false);
+    e.workload.model = string_field(w, "model", "workload", false);
+    e.workload.op = string_field(w, "op", "workload", false);
+    e.workload.backend = string_field(w, "backend", "workload", false);
+    if (w.contains("dtype"))
+      e.workload.dtype = string_field(w, "dtype", "workload");
+    if (w.contains("arch"))
+      e.workload.arch = string_field(w, "arch", "workload");
+    e.workload.batch = int_field<int>(w, "batch", "workload", false);
+    e.workload.width = int_field<int>(w, "width", "workload", false);
+    e.workload.height = int_field<int>(w, "height", "workload", false);
+    e.workload.tokens = int_field<int>(w, "tokens", "workload", false);
+  }
+  e.estimate.bytes = int_field<Bytes>(j, "estimate_bytes", "", false);
+  e.estimate.source = string_field(j, "estimate_source", "", false);
+  if (j.contains("before")) e.before = memory_from(j["before"], "before");
+  if (j.contains("after")) e.after = memory_from(j["after"], "after");
+  if (j.contains("parked")) {
+    const Json& parked = j["parked"];
+    if (!parked.is_array()) bad("parked", "should be an array of names");
+    for (std::size_t i = 0; i < parked.size(); ++i) {
+      if (!parked[i].is_string())
+        bad(fmt::format("parked[{}]", i), "should be a string");
+      e.parked.push_back(parked[i].get<std::string>());
+    }
+  }
+  if (j.contains("residency")) {
+    const Json& residency = j["residency"];
+    if (!residency.is_array()) bad("residency", "should be an array");
+    for (std::size_t i = 0; i < residency.size(); ++i) {
+      const std::string where = fmt::format("residency[{}]", i);
+      CacheEntryState entry;
+      entry.name = string_field(residency[i], "component", where);
+      entry.residency = residency_from(
+          string_field(residency[i], "residency", where), where + ".residency");
+      entry.bytes = int_field<Bytes>(residency[i], "bytes", where, false);
+      entry.loads =
+          int_field<std::uint64_t>(residency[i], "loads", where, false);
+      e.residency.push_back(std::move(entry));
+    }
+  }
+  e.detail = string_field(j, "detail", "", false);
+  e.error = string_field(j, "error", "", false);
+  return e;
+}
+
+}  // namespace mold

@@ -1,0 +1,641 @@
+#include "mold/net/http_server.hpp"
+
+#include <fmt/format.h>
+
+#include <atomic>
+#include <boost/asio/ip/tcp.hpp>
+#include <boost/asio/steady_timer.hpp>
+#include <boost/asio/strand.hpp>
+#include <boost/asio/write.hpp>
+#include <boost/beast/core.hpp>
+#include <boost/beast/http.hpp>
+#include <deque>
+#include <mold/base/error.hpp>
+#include <mutex>
+#include <optional>
+#include <random>
+#include <set>
+#include <thread>
+#include <vector>
+
+#include "mold/net/api_error.hpp"
+
+namespace mold::net {
+
+namespace asio = boost::asio;
+namespace beast = boost::beast;
+namespace http = beast::http;
+using tcp = asio::ip::tcp;
+using Clock = std::chrono::steady_clock;
+
+namespace {
+
+bool valid_request_id(const std::string& id) {
+  if (id.empty() || id.size() > 128) return false;
+  for (const char c : id)
+    if (!(std::isalnum(static_cast<unsigned char>(c)) || c == '-' || c == '_' ||
+          c == '.' || c == ':'))
+      return false;
+  return true;
+}
+
+/// Header values come from routes and clients: never let one end the header.
+std::string header_safe(std::string value) {
+  for (char& c : value)
+    if (c == '\r' || c == '\n' || c == '\0') c = ' ';
+  return value;
+}
+
+}  // namespace
+
+class Session;
+
+struct HttpServer::State : std::enable_shared_from_this<HttpServer::State> {
+  ServerOptions options;
+  RequestHandler handler;
+  asio::io_context io;
+  std::optional<tcp::acceptor> acceptor;
+  std::vector<std::thread> threads;
+  std::optional<asio::executor_work_guard<asio::io_context::executor_type>>
+      work;
+  std::atomic<bool> stopped{false};
+  std::atomic<std::size_t> open_connections{0};
+  unsigned short bound_port = 0;
+  std::string bound_address;
+
+  std::mutex sessions_mutex;
+  std::set<std::shared_ptr<Session>> sessions;
+
+  std::mutex id_mutex;
+  std::mt19937_64 id_random{std::random_device{}()};
+
+  std::string next_request_id() {
+    std::lock_guard<std::mutex> lock(id_mutex);
+    return fmt::format("{:016x}", id_random());
+  }
+
+  void accept();
+  void remove(const std::shared_ptr<Session>& session);
+};
+
+/// One connection: reads a request, lets the handler answer through a
+/// channel, writes the answer (queued, one write at a time), then reads the
+/// next request or closes.
+class Session : public std::enable_shared_from_this<Session> {
+ public:
+  Session(tcp::socket socket, std::shared_ptr<HttpServer::State> server)
+      : stream_(std::move(socket)),
+        server_(std::move(server)),
+        read_timer_(stream_.get_executor()) {
+    beast::error_code ec;
+    const tcp::endpoint peer = stream_.socket().remote_endpoint(ec);
+    if (!ec)
+      remote_ = fmt::format("{}:{}", peer.address().to_string(), peer.port());
+  }
+
+  void start() {
+    asio::dispatch(stream_.get_executor(),
+                   [self = shared_from_this()] { self->read_request(); });
+  }
+
+  /// Refuses the connection: the server has too many.
+  void refuse() {
+    asio::dispatch(stream_.get_executor(), [self = shared_from_this()] {
+      self->keep_alive_ = false;
+      self->log_.error = "too many connections";
+      self->respond(error_response(
+          codes::kTooManyConnections,
+          fmt::format("the server has {} connections open, its limit "
+                      "(--max-connections); retry later",
+                      self->server_->options.max_connections),
+          std::nullopt, {{"Retry-After", "1"}}));
+    });
+  }
+
+  /// From any thread: closes now, or once what is being written is written
+  /// (an answer already on its way is not cut off).
+  void close_from_outside() {
+    asio::post(stream_.get_executor(), [self = shared_from_this()] {
+      self->keep_alive_ = false;
+      if (!self->writing_ && self->out_.empty()) self->close();
+    });
+  }
+
+  // The channel's calls, each posted onto the connection's strand; `request`
+  // is the number of the request the channel answers (a stale channel of an
+  // earlier request is ignored).
+  void channel_send(std::uint64_t request, HttpResponse response) {
+    asio::post(stream_.get_executor(), [self = shared_from_this(), request,
+                                        r = std::move(response)]() mutable {
+      if (request != self->request_no_ || self->answered_ || self->closed_)
+        return;
+      self->respond(std::move(r));
+    });
+  }
+  void channel_begin(std::uint64_t request, int status, std::string type,
+                     std::vector<std::pair<std::string, std::string>> headers) {
+    asio::post(stream_.get_executor(), [self = shared_from_this(), request,
+                                        status, type = std::move(type),
+                                        h = std::move(headers)]() mutable {
+      if (request != self->request_no_ || self->answered_ || self->closed_)
+        return;
+      self->answered_ = true;
+      self->streaming_ = true;
+      self->log_.status = status;
+      self->log_.stream = true;
+      std::string head = self->head(status, type, h);
+      head +=
+          "Transfer-Encoding: chunked\r\n"
+          "Cache-Control: no-cache\r\n"
+          "X-Accel-Buffering: no\r\n\r\n";
+      self->enqueue(std::move(head));
+    });
+  }
+  void channel_write(std::uint64_t request, std::string data) {
+    if (data.empty()) return;  // an empty chunk would end the stream
+    asio::post(stream_.get_executor(), [self = shared_from_this(), request,
+                                        d = std::move(data)]() mutable {
+      if (request != self->request_no_ || !self->streaming_ || self->closed_)
+        return;
+      self->enqueue(fmt::format("{:x}\r\n", d.size()) + d + "\r\n");
+    });
+  }
+  void channel_end(std::uint64_t request) {
+    asio::post(stream_.get_executor(), [self = shared_from_this(), request] {
+      if (request != self->request_no_ || !self->streaming_ || self->closed_)
+        return;
+      self->streaming_ = false;
+      self->response_done_ = true;
+      self->enqueue("0\r\n\r\n");
+    });
+  }
+  bool is_open() const { return !closed_flag_->load(); }
+  std::shared_ptr<std::atomic<bool>> closed_flag() const {
+    return closed_flag_;
+  }
+  std::uint64_t request_no() const { return request_no_; }
+
+ private:
+  void read_request() {
+    if (closed_) return;
+    parser_.emplace();
+    parser_->header_limit(
+        static_cast<std::uint32_t>(server_->options.max_header));
+    parser_->body_limit(server_->options.max_body);
+    answered_ = false;
+    response_done_ = false;
+    streaming_ = false;
+    head_only_ = false;
+    log_ = RequestLogEntry();
+    request_id_ = server_->next_request_id();
+    // A timer of our own, not the stream's expiry: on timeout the read is
+    // cancelled but the socket stays open for the 408 answer.
+    stream_.expires_never();
+    timed_out_ = false;
+    read_timer_.expires_after(server_->options.read_timeout);
+    read_timer_.async_wait([weak = weak_from_this()](beast::error_code ec) {
+      if (ec) return;
+      if (auto self = weak.lock()) {
+        self->timed_out_ = true;
+        beast::error_code ignored;
+        self->stream_.socket().cancel(ignored);
+      }
+    });
+    http::async_read_header(
+        stream_, buffer_, *parser_,
+        [self = shared_from_this()](beast::error_code ec, std::size_t) {
+          self->on_header(ec);
+        });
+  }
+
+  void on_header(beast::error_code ec) {
+    if (ec) return on_read_error(ec);
+    const auto& header = parser_->get();
+    const auto length = parser_->content_length();
+    if (length && *length > server_->options.max_body) {
+      keep_alive_ = false;
+      log_.error = "body too large";
+      return respond(error_response(
+          codes::kPayloadTooLarge,
+          fmt::format("the request body is {} bytes; this server accepts at "
+                      "most {} (mold serve --max-body)",
+                      *length, server_->options.max_body)));
+    }
+    const auto expect = header[http::field::expect];
+    if (!expect.empty() && beast::iequals(expect, "100-continue")) {
+      // Written directly: nothing else is queued while a request is read.
+      continue_ = "HTTP/1.1 100 Continue\r\n\r\n";
+      asio::async_write(
+          stream_, asio::buffer(continue_),
+          [self = shared_from_this()](beast::error_code ec, std::size_t) {
+            if (ec) return self->close();
+            self->read_body();
+          });
+      return;
+    }
+    read_body();
+  }
+
+  void read_body() {
+    http::async_read(
+        stream_, buffer_, *parser_,
+        [self = shared_from_this()](beast::error_code ec, std::size_t) {
+          if (ec) return self->on_read_error(ec);
+          self->on_request();
+        });
+  }
+
+  void on_read_error(beast::error_code ec) {
+    keep_alive_ = false;
+    read_timer_.cancel();
+    if (timed_out_) ec = beast::error::timeout;
+    if (ec == http::error::end_of_stream || ec == asio::error::eof ||
+        ec == asio::error::connection_reset ||
+        ec == asio::error::operation_aborted)
+      return close();
+    const bool partial = parser_ && parser_->got_some();
+    if (ec == beast::error::timeout) {
+      if (!partial) return close();  // an idle keep-alive connection
+      log_.error = "request timeout";
+      return respond(error_response(
+          codes::kRequestTimeout,
+          fmt::format("the request did not arrive within {} s (mold serve "
+                      "--read-timeout)",
+                      server_->options.read_timeout.count() / 1000.0)));
+    }
+    if (ec == http::error::body_limit) {
+      log_.error = "body too large";
+      return respond(error_response(
+          codes::kPayloadTooLarge,
+          fmt::format("the request body is larger than {} bytes, this "
+                      "server's limit (mold serve --max-body)",
+                      server_->options.max_body)));
+    }
+    if (ec == http::error::header_limit) {
+      log_.error = "headers too large";
+      return respond(error_response(
+          codes::kHeadersTooLarge,
+          fmt::format("the request line and headers are larger than {} "
+                      "bytes, this server's limit",
+                      server_->options.max_header)));
+    }
+    log_.error = "malformed request: " + ec.message();
+    respond(error_response(
+        codes::kBadRequest,
+        fmt::format("malformed HTTP request: {}", ec.message())));
+  }
+
+  void on_request() {
+    read_timer_.cancel();
+    auto message = parser_->release();
+    keep_alive_ = message.keep_alive();
+    HttpRequest request;
+    request.method = std::string(message.method_string());
+    request.target = std::string(message.target());
+    const auto q = request.target.find('?');
+    request.path = request.target.substr(0, q);
+    if (q != std::string::npos) request.query = request.target.substr(q + 1);
+    for (const auto& field : message)
+      request.headers.emplace_back(std::string(field.name_string()),
+                                   std::string(field.value()));
+    request.body = std::move(message.body());
+    request.remote = remote_;
+    const std::string given = request.header("X-Request-ID");
+    request.request_id =
+        valid_request_id(given) ? given : server_->next_request_id();
+    head_only_ = request.method == "HEAD";
+    request_id_ = request.request_id;
+    log_.request_id = request.request_id;
+    log_.method = request.method;
+    log_.path = request.path;
+    log_.remote = remote_;
+    log_.bytes_in = request.body.size();
+    started_ = Clock::now();
+    ++request_no_;
+
+    auto channel = std::make_shared<Channel>(shared_from_this(), request_no_);
+    try {
+      server_->handler(std::move(request), channel);
+    } catch (const std::exception& e) {
+      channel->send(error_response(
+          codes::kInternalError,
+          fmt::format("the server failed handling the request: {}", e.what())));
+    } catch (...) {
+      channel->send(error_response(codes::kInternalError,
+                                   "the server failed handling the request"));
+    }
+  }
+
+  std::string head(
+      int status, const std::string& content_type,
+      const std::vector<std::pair<std::string, std::string>>& headers) {
+    std::string text =
+        fmt::format("HTTP/1.1 {} {}\r\n", status, status_reason(status));
+    text += fmt::format("Server: {}\r\n", server_->options.server_name);
+    if (!content_type.empty())
+      text += fmt::format("Content-Type: {}\r\n", header_safe(content_type));
+    if (request_id_.empty()) request_id_ = server_->next_request_id();
+    text += fmt::format("X-Request-ID: {}\r\n", request_id_);
+    for (const auto& [name, value] : headers)
+      text += fmt::format("{}: {}\r\n", header_safe(name), header_safe(value));
+    text +=
+        keep_alive_ ? "Connection: keep-alive\r\n" : "Connection: close\r\n";
+    return text;
+  }
+
+  void respond(HttpResponse response) {
+    read_timer_.cancel();
+    answered_ = true;
+    response_done_ = true;
+    log_.status = response.status;
+    std::string text =
+        head(response.status, response.content_type, response.headers);
+    text += fmt::format("Content-Length: {}\r\n\r\n", response.body.size());
+    if (!head_only_) text += response.body;
+    enqueue(std::move(text));
+  }
+
+  void enqueue(std::string data) {
+    if (closed_) return;
+    pending_ += data.size();
+    log_.bytes_out += data.size();
+    if (pending_ > server_->options.max_pending_output) {
+      log_.error = "client stopped reading";
+      finish_log();
+      return close();
+    }
+    out_.push_back(std::move(data));
+    if (!writing_) write_next();
+  }
+
+  void write_next() {
+    writing_ = true;
+    stream_.expires_after(server_->options.write_timeout);
+    asio::async_write(
+        stream_, asio::buffer(out_.front()),
+        [self = shared_from_this()](beast::error_code ec, std::size_t) {
+          self->on_written(ec);
+        });
+  }
+
+  void on_written(beast::error_code ec) {
+    writing_ = false;
+    if (ec) {
+      log_.error = "write failed: " + ec.message();
+      finish_log();
+      return close();
+    }
+    pending_ -= out_.front().size();
+    out_.pop_front();
+    if (!out_.empty()) return write_next();
+    stream_.expires_never();
+    if (!response_done_) return;  // a stream waiting for its next event
+    response_done_ = false;
+    finish_log();
+    if (keep_alive_) return read_request();
+    linger_close();
+  }
+
+  void finish_log() {
+    if (logged_for_ == request_no_ + 1 || !server_->options.log) return;
+    logged_for_ = request_no_ + 1;
+    log_.request_id = request_id_;
+    if (log_.remote.empty()) log_.remote = remote_;
+    log_.seconds =
+        started_.time_since_epoch().count() == 0
+            ? 0
+            : std::chrono::duration<double>(Clock::now() - started_).count();
+    try {
+      server_->options.log(log_);
+    } catch (...) {
+    }
+  }
+
+  /// Half-closes, then reads and drops what the client still sends for a
+  /// moment, so that a client still writing (an oversized body) reads our
+  /// answer instead of a reset.
+  void linger_close() {
+    beast::error_code ec;
+    stream_.socket().shutdown(tcp::socket::shutdown_send, ec);
+    if (ec) return close();
+    stream_.expires_after(std::chrono::seconds(2));
+    drain();
+  }
+  void drain() {
+    stream_.async_read_some(
+        asio::buffer(drain_buffer_),
+        [self = shared_from_this()](beast::error_code ec, std::size_t n) {
+          self->drained_ += n;
+          if (ec || self->drained_ > (std::size_t(64) << 20))
+            return self->close();
+          self->drain();
+        });
+  }
+
+  void close() {
+    if (closed_) return;
+    closed_ = true;
+    closed_flag_->store(true);
+    read_timer_.cancel();
+    if (streaming_ && log_.error.empty()) log_.error = "client disconnected";
+    if (answered_ || log_.status) finish_log();
+    beast::error_code ec;
+    stream_.socket().shutdown(tcp::socket::shutdown_both, ec);
+    stream_.socket().close(ec);
+    server_->remove(shared_from_this());
+  }
+
+  class Channel final : public ResponseChannel {
+   public:
+    Channel(std::shared_ptr<Session> session, std::uint64_t request)
+        : session_(session),
+          request_(request),
+          closed_(session->closed_flag()) {}
+    void send(HttpResponse response) override {
+      if (auto s = session_.lock())
+        s->channel_send(request_, std::move(response));
+    }
+    void begin_stream(
+        int status, std::string content_type,
+        std::vector<std::pair<std::string, std::string>> headers) override {
+      if (auto s = session_.lock())
+        s->channel_begin(request_, status, std::move(content_type),
+                         std::move(headers));
+    }
+    void write(std::string data) override {
+      if (auto s = session_.lock()) s->channel_write(request_, std::move(data));
+    }
+    void end_stream() override {
+      if (auto s = session_.lock()) s->channel_end(request_);
+    }
+    bool open() const override { return !closed_->load(); }
+
+   private:
+    std::weak_ptr<Session> session_;
+    std::uint64_t request_;
+    std::shared_ptr<std::atomic<bool>> closed_;
+  };
+
+  beast::tcp_stream stream_;
+  std::shared_ptr<HttpServer::State> server_;
+  asio::steady_timer read_timer_;
+  bool timed_out_ = false;
+  beast::flat_buffer buffer_;
+  std::optional<http::request_parser<http::string_body>> parser_;
+  std::deque<std::string> out_;
+  std::size_t pending_ = 0;
+  bool writing_ = false;
+  bool answered_ = false;
+  bool response_done_ = false;
+  bool streaming_ = false;
+  bool keep_alive_ = true;
+  bool head_only_ = false;
+  bool closed_ = false;
+  std::shared_ptr<std::atomic<bool>> closed_flag_ =
+      std::make_shared<std::atomic<bool>>(false);
+  std::uint64_t request_no_ = 0;
+  std::uint64_t logged_for_ = 0;
+  std::string request_id_;
+  std::string remote_;
+  std::string continue_;
+  std::array<char, 16384> drain_buffer_{};
+  std::size_t drained_ = 0;
+  RequestLogEntry log_;
+  Clock::time_point started_{};
+};
+
+void HttpServer::State::accept() {
+  acceptor->async_accept(
+      asio::make_strand(io),
+      [self = shared_from_this()](beast::error_code ec, tcp::socket socket) {
+        if (self->stopped) return;
+        if (!ec) {
+          auto session = std::make_shared<Session>(std::move(socket), self);
+          bool refuse = false;
+          {
+            std::lock_guard<std::mutex> lock(self->sessions_mutex);
+            refuse = self->sessions.size() >= self->options.max_connections;
+            self->sessions.insert(session);
+            self->open_connections = self->sessions.size();
+          }
+          if (refuse)
+            session->refuse();
+          else
+            session->start();
+        } else if (ec == asio::error::operation_aborted) {
+          return;
+        }
+        // Errors such as "too many open files" pass: keep accepting, after
+        // a pause so a persistent error does not spin.
+        if (ec) std::this_thread::sleep_for(std::chrono::milliseconds(10));
+        self->accept();
+      });
+}
+
+void HttpServer::State::remove(const std::shared_ptr<Session>& session) {
+  std::lock_guard<std::mutex> lock(sessions_mutex);
+  sessions.erase(session);
+  open_connections = sessions.size();
+}
+
+HttpServer::HttpServer(ServerOptions options, RequestHandler handler)
+    : state_(std::make_shared<State>()) {
+  state_->options = std::move(options);
+  state_->handler = std::move(handler);
+  if (state_->options.threads < 1) state_->options.threads = 1;
+}
+
+HttpServer::~HttpServer() { stop(); }
+
+void HttpServer::start() {
+  State& s = *state_;
+  beast::error_code ec;
+  const asio::ip::address address = asio::ip::make_address(s.options.bind, ec);
+  if (ec)
+    throw Error(fmt::format(
+        "--bind {}: not an IP address ({}); give one such as 127.0.0.1, "
+        "0.0.0.0 or ::1",
+        s.options.bind, ec.message()));
+  const tcp::endpoint endpoint(address, s.options.port);
+  s.acceptor.emplace(s.io);
+  auto fail = [&](const char* what) {
+    throw Error(fmt::format(
+        "cannot {} {}:{}: {}{}", what, s.options.bind, s.options.port,
+        ec.message(),
+        ec == asio::error::address_in_use
+            ? " (another server runs there: stop it or give another --port)"
+        : ec == boost::system::errc::address_not_available
+            ? " (not an address of this machine: check --bind)"
+        : ec == asio::error::access_denied
+            ? " (ports below 1024 need privileges: give --port 7680)"
+            : ""));
+  };
+  s.acceptor->open(endpoint.protocol(), ec);
+  if (ec) fail("open a socket for");
+  s.acceptor->set_option(asio::socket_base::reuse_address(true), ec);
+  s.acceptor->bind(endpoint, ec);
+  if (ec) fail("listen on");
+  s.acceptor->listen(asio::socket_base::max_listen_connections, ec);
+  if (ec) fail("listen on");
+  const tcp::endpoint local = s.acceptor->local_endpoint(ec);
+  s.bound_port = local.port();
+  s.bound_address = local.address().to_string();
+  s.work.emplace(asio::make_work_guard(s.io));
+  s.accept();
+  for (int i = 0; i < s.options.threads; ++i)
+    s.threads.emplace_back([state = state_] { state->io.run(); });
+}
+
+unsigned short HttpServer::port() const { return state_->bound_port; }
+
+std::string HttpServer::endpoint() const {
+  const std::string& a = state_->bound_address;
+  return a.find(':') != std::string::npos
+             ? fmt::format("[{}]:{}", a, state_->bound_port)
+             : fmt::format("{}:{}", a, state_->bound_port);
+}
+
+void HttpServer::stop() {
+  State& s = *state_;
+  if (s.stopped.exchange(true)) return;
+  if (s.acceptor)
+    asio::post(s.io, [state = state_] {
+      beast::error_code ec;
+      state->acceptor->close(ec);
+    });
+  std::vector<std::shared_ptr<Session>> open;
+  {
+    std::lock_guard<std::mutex> lock(s.sessions_mutex);
+    open.assign(s.sessions.begin(), s.sessions.end());
+  }
+  for (const auto& session : open) session->close_from_outside();
+  s.work.reset();
+  // Connections close on their strands; give them a moment, then stop.
+  const auto deadline = Clock::now() + std::chrono::seconds(2);
+  while (Clock::now() < deadline) {
+    {
+      std::lock_guard<std::mutex> lock(s.sessions_mutex);
+      if (s.sessions.empty()) break;
+    }
+    std::this_thread::sleep_for(std::chrono::milliseconds(5));
+  }
+  s.io.stop();
+  for (auto& t : s.threads)
+    if (t.joinable()) t.join();
+  s.threads.clear();
+  // No I/O thread runs now: close the listening socket for sure (the posted
+  // close may not have run), then let the aborted operations finish so that
+  // their handlers let go of the state.
+  beast::error_code ec;
+  if (s.acceptor) s.acceptor->close(ec);
+  s.io.restart();
+  s.io.poll();
+  std::lock_guard<std::mutex> lock(s.sessions_mutex);
+  s.sessions.clear();
+}
+
+std::size_t HttpServer::connections() const {
+  return state_->open_connections.load();
+}
+
+}  // namespace mold::net

@@ -1,0 +1,428 @@
+#include "api_routes.hpp"
+
+#include <fmt/format.h>
+
+#include <array>
+#include <limits>
+#include <mold/base/build_config.hpp>
+#include <mold/base/text.hpp>
+#include <mold/estimate/workload.hpp>
+#include <mold/net/api_error.hpp>
+#include <mold/net/base64.hpp>
+#include <mold/net/sse.hpp>
+#include <mold/runtime/event_json.hpp>
+#include <mutex>
+#include <random>
+
+namespace mold_cli {
+
+namespace net = mold::net;
+namespace codes = mold::net::codes;
+using Json = nlohmann::json;
+
+namespace {
+
+struct Route {
+  const char* path;
+  const char* method;
+};
+constexpr std::array<Route, 8> kRoutes = {{
+    {"/health", "GET"},
+    {"/api/status", "GET"},
+    {"/api/memory", "GET"},
+    {"/api/models", "GET"},
+    {"/api/models/unload", "POST"},
+    {"/api/generate", "POST"},
+    {"/api/generate/stream", "POST"},
+    {"/metrics", "GET"},
+}};
+
+/// A request the routes refuse: its code and message.
+struct Refused {
+  std::string_view code;
+  std::string message;
+};
+
+net::HttpResponse json_response(const Json& body, int status = 200) {
+  net::HttpResponse r;
+  r.status = status;
+  r.body = body.dump(-1, ' ', false, Json::error_handler_t::replace);
+  return r;
+}
+
+net::HttpResponse failure_response(const ApiFailure& f) {
+  return net::error_response(f.code, f.message, f.oom, f.headers);
+}
+
+bool same_secret(const std::string& a, const std::string& b) {
+  // Constant time in the length of the given secret: no early exit.
+  unsigned char diff = a.size() == b.size() ? 0 : 1;
+  for (std::size_t i = 0; i < a.size(); ++i)
+    diff |= static_cast<unsigned char>(a[i] ^ (i < b.size() ? b[i] : 0));
+  return diff == 0;
+}
+
+/// The deepest nesting of arrays and objects in `text` (strings skipped):
+/// deeply nested JSON is refused before it is parsed.
+int json_depth(const std::string& text) {
+  int depth = 0, deepest = 0;
+  bool in_string = false, escaped = false;
+  for (const char c : text) {
+    if (in_string) {
+      if (escaped)
+        escaped = false;
+      else if (c == '\\')
+        escaped = true;
+      else if (c == '"')
+        in_string = false;
+      continue;
+    }
+    if (c == '"')
+      in_string = true;
+    else if (c == '[' || c == '{')
+      deepest = std::max(deepest, ++depth);
+    else if (c == ']' || c == '}')
+      --depth;
+  }
+  return deepest;
+}
+
+Json parse_body(const net::HttpRequest& request, bool allow_empty) {
+  if (request.body.empty() && allow_empty) return Json::object();
+  const std::string type = request.header("Content-Type");
+  const std::string media = type.substr(0, type.find(';'));
+  std::string lowered;
+  for (const char c : media)
+    if (c != ' ') lowered += char(std::tolower(static_cast<unsigned char>(c)));
+  if (lowered != "application/json")
+    throw Refused{codes::kUnsupportedMediaType,
+                  fmt::format("the body must be JSON (Content-Type: "
+                              "application/json); it was sent as \"{}\"",
+                              mold::escape_control(type))};
+  if (json_depth(request.body) > 32)
+    throw Refused{codes::kInvalidJson,
+                  "the JSON body nests arrays or objects more than 32 deep"};
+  try {
+    return Json::parse(request.body);
+  } catch (const Json::parse_error& e) {
+    throw Refused{codes::kInvalidJson,
+                  fmt::format("the body is not valid JSON (at byte {}): {}",
+                              e.byte, e.what())};
+  }
+}
+
+std::string type_name(const Json& v) {
+  return v.is_string()    ? "a string"
+         : v.is_boolean() ? "true/false"
+         : v.is_number()  ? "a number"
+         : v.is_null()    ? "null"
+         : v.is_array()   ? "an array"
+                          : "an object";
+}
+
+[[noreturn]] void invalid(const std::string& field, const std::string& why) {
+  throw Refused{codes::kValidationError, fmt::format("{}: {}", field, why)};
+}
+
+std::string string_field(const Json& body, const char* name, bool required,
+                         std::size_t max_bytes) {
+  const auto it = body.find(name);
+  if (it == body.end() || it->is_null()) {
+    if (required) invalid(name, "is required (a string)");
+    return {};
+  }
+  if (!it->is_string())
+    invalid(name, fmt::format("should be a string, not {}", type_name(*it)));
+  std::string value = it->get<std::string>();
+  if (value.size() > max_bytes)
+    invalid(name,
+            fmt::format("is {} bytes; at most {}", value.size(), max_bytes));
+  return value;
+}
+
+int int_field(const Json& body, const char* name, int lo, int hi) {
+  const auto it = body.find(name);
+  if (it == body.end() || it->is_null()) return 0;
+  const std::string why =
+      fmt::format("should be a whole number from {} to {}", lo, hi);
+  if (!it->is_number_integer())
+    invalid(name, fmt::format("{}, not {}", why,
+                              it->is_number() ? it->dump() : type_name(*it)));
+  if (it->is_number_unsigned()
+          ? it->get<std::uint64_t>() > std::uint64_t(hi)
+          : (it->get<std::int64_t>() < lo || it->get<std::int64_t>() > hi))
+    invalid(name, fmt::format("{}, not {}", why, it->dump()));
+  return int(it->get<std::int64_t>());
+}
+
+GenerationRequest parse_generation(const Json& body, std::size_t max_prompt) {
+  if (!body.is_object())
+    throw Refused{codes::kValidationError,
+                  fmt::format("the body should be a JSON object, not {}",
+                              type_name(body))};
+  static const std::array<const char*, 10> known = {
+      "model",  "prompt", "negative_prompt", "width",
+      "height", "steps",  "guidance",        "seed",
+      "tiny",   "batch"};
+  for (const auto& item : body.items())
+    if (std::find_if(known.begin(), known.end(), [&](const char* k) {
+          return item.key() == k;
+        }) == known.end())
+      invalid(mold::escape_control(item.key()),
+              "is not a field of a generate request (model, prompt, "
+              "negative_prompt, width, height, steps, guidance, seed, tiny)");
+  GenerationRequest r;
+  r.model_spec = string_field(body, "model", true, 256);
+  if (r.model_spec.empty()) invalid("model", "is empty");
+  mold::GenerateRequest& g = r.generate;
+  g.prompt = string_field(body, "prompt", true, max_prompt);
+  if (g.prompt.empty()) invalid("prompt", "is empty");
+  g.negative_prompt = string_field(body, "negative_prompt", false, max_prompt);
+  g.width = int_field(body, "width", 16, 16384);
+  g.height = int_field(body, "height", 16, 16384);
+  g.steps = int_field(body, "steps", 1, 1000);
+  if (const auto it = body.find("guidance");
+      it != body.end() && !it->is_null()) {
+    if (!it->is_number() || it->get<double>() < 0 ||
+        !std::isfinite(it->get<double>()) || it->get<double>() > 100)
+      invalid(
+          "guidance",
+          fmt::format("should be a number from 0 to 100, not {}", it->dump()));
+    g.guidance = it->get<double>();
+  }
+  if (const auto it = body.find("seed"); it != body.end() && !it->is_null()) {
+    if (!it->is_number_unsigned() &&
+        !(it->is_number_integer() && it->get<std::int64_t>() >= 0))
+      invalid(
+          "seed",
+          fmt::format("should be a whole number from 0 to {}, not {}",
+                      std::numeric_limits<std::uint64_t>::max(), it->dump()));
+    g.seed = it->get<std::uint64_t>();
+  } else {
+    static std::mutex mutex;
+    static std::mt19937_64 random{std::random_device{}()};
+    std::lock_guard<std::mutex> lock(mutex);
+    g.seed = random() >> 32;
+  }
+  if (const auto it = body.find("tiny"); it != body.end() && !it->is_null()) {
+    if (!it->is_boolean()) invalid("tiny", "should be true or false");
+    r.tiny = it->get<bool>();
+  }
+  if (const auto it = body.find("batch"); it != body.end() && !it->is_null()) {
+    if (*it != 1)
+      invalid("batch",
+              "the server makes one image per request; send one request per "
+              "image with seed, seed + 1, ... (mold run with MOLD_HOST does)");
+  }
+  g.batch = 1;
+  return r;
+}
+
+/// One event stream's state, shared by the worker's callbacks.
+struct EventStream {
+  std::shared_ptr<net::ResponseChannel> channel;
+  std::mutex mutex;
+  bool begun = false;
+  std::string request_id;
+
+  void begin_locked() {
+    if (begun) return;
+    begun = true;
+    channel->begin_stream(200, "text/event-stream", {});
+  }
+  void event(const char* name, const Json& data) {
+    std::lock_guard<std::mutex> lock(mutex);
+    begin_locked();
+    channel->write(net::format_sse(
+        name, data.dump(-1, ' ', false, Json::error_handler_t::replace)));
+  }
+};
+
+Json complete_json(const GeneratedPng& png, const std::string& request_id) {
+  return {{"request_id", request_id},
+          {"seed", png.seed},
+          {"width", png.width},
+          {"height", png.height},
+          {"steps", png.steps},
+          {"seconds", png.seconds},
+          {"model", png.model},
+          {"variant", png.variant},
+          {"weights", png.weights},
+          {"seeded_weights", png.seeded_weights},
+          {"png_bytes", png.png.size()},
+          {"png_base64", net::base64_encode(png.png)}};
+}
+
+}  // namespace
+
+ApiRoutes::ApiRoutes(GenerationService& service,
+                     mold::net::ServerMetrics& metrics, ApiSettings settings)
+    : service_(service), metrics_(metrics), settings_(std::move(settings)) {}
+
+std::string ApiRoutes::route_of(const std::string& path) {
+  for (const auto& route : kRoutes)
+    if (path == route.path) return route.path;
+  return "other";
+}
+
+void ApiRoutes::handle(net::HttpRequest request,
+                       std::shared_ptr<net::ResponseChannel> channel) {
+  const Route* route = nullptr;
+  for (const auto& r : kRoutes)
+    if (request.path == r.path) route = &r;
+  if (!route) {
+    channel->send(net::error_response(
+        codes::kNotFound,
+        fmt::format("no route {} {}; the routes are in docs/http-api.md "
+                    "(GET /api/status, POST /api/generate, ...)",
+                    mold::escape_control(request.method),
+                    mold::escape_control(request.path))));
+    return;
+  }
+  const bool get_like = request.method == "GET" || request.method == "HEAD";
+  if (std::string(route->method) == "GET" ? !get_like
+                                          : request.method != route->method) {
+    channel->send(net::error_response(
+        codes::kMethodNotAllowed,
+        fmt::format("{} takes {}, not {}", route->path, route->method,
+                    mold::escape_control(request.method)),
+        std::nullopt, {{"Allow", route->method}}));
+    return;
+  }
+  if (!settings_.token.empty() && request.path != "/health") {
+    std::string given = request.header("X-Api-Key");
+    const std::string auth = request.header("Authorization");
+    if (given.empty() && auth.size() > 7 &&
+        (auth.compare(0, 7, "Bearer ") == 0 ||
+         auth.compare(0, 7, "bearer ") == 0))
+      given = auth.substr(7);
+    if (!same_secret(given, settings_.token)) {
+      channel->send(net::error_response(
+          codes::kUnauthorized,
+          given.empty() ? "this server needs an API key: send it as "
+                          "\"Authorization: Bearer KEY\" or \"X-Api-Key: "
+                          "KEY\" (mold run reads MOLD_API_KEY)"
+                        : "the API key is not this server's",
+          std::nullopt, {{"WWW-Authenticate", "Bearer"}}));
+      return;
+    }
+  }
+  try {
+    const std::string& path = request.path;
+    if (path == "/health") {
+      const bool draining = draining_;
+      channel->send(json_response(
+          {{"status", draining ? "draining" : "ok"}, {"version", MOLD_VERSION}},
+          draining ? 503 : 200));
+    } else if (path == "/api/status") {
+      channel->send(json_response(service_.status()));
+    } else if (path == "/api/memory") {
+      channel->send(json_response(service_.memory()));
+    } else if (path == "/api/models") {
+      channel->send(json_response(service_.models()));
+    } else if (path == "/metrics") {
+      service_.refresh_metrics();
+      net::HttpResponse r;
+      r.content_type = net::ServerMetrics::kContentType;
+      r.body = metrics_.serialize();
+      channel->send(std::move(r));
+    } else if (path == "/api/models/unload") {
+      unload(request, channel);
+    } else {
+      generate(request, channel, path == "/api/generate/stream");
+    }
+  } catch (const Refused& refused) {
+    channel->send(net::error_response(refused.code, refused.message));
+  }
+}
+
+void ApiRoutes::unload(const net::HttpRequest& request,
+                       std::shared_ptr<net::ResponseChannel> channel) {
+  const Json body = parse_body(request, true);
+  if (!body.is_object())
+    throw Refused{codes::kValidationError, "the body should be a JSON object"};
+  for (const auto& item : body.items())
+    if (item.key() != "model")
+      invalid(mold::escape_control(item.key()),
+              "is not a field of an unload request (model)");
+  const std::string model = string_field(body, "model", false, 256);
+  service_.unload(model, [channel](std::optional<Json> done,
+                                   std::optional<ApiFailure> failure) {
+    if (failure)
+      channel->send(failure_response(*failure));
+    else
+      channel->send(json_response(*done));
+  });
+}
+
+void ApiRoutes::generate(const net::HttpRequest& request,
+                         std::shared_ptr<net::ResponseChannel> channel,
+                         bool stream) {
+  if (draining_)
+    throw Refused{codes::kShuttingDown,
+                  "the server is shutting down; retry on another server"};
+  GenerationRequest parsed =
+      parse_generation(parse_body(request, false), settings_.max_prompt_bytes);
+  const std::string host = request.header("Host");
+  JobCallbacks callbacks;
+  callbacks.wanted = [channel] { return channel->open(); };
+  const std::string id = request.request_id;
+  if (stream) {
+    auto events = std::make_shared<EventStream>();
+    events->channel = channel;
+    events->request_id = id;
+    const std::uint64_t seed = parsed.generate.seed;
+    callbacks.on_queued = [events](int position) {
+      events->event("progress", {{"kind", "queue"}, {"position", position}});
+    };
+    callbacks.on_start = [events, seed] {
+      events->event("progress", {{"kind", "start"},
+                                 {"request_id", events->request_id},
+                                 {"seed", seed}});
+    };
+    callbacks.on_phase = [events](const mold::PhaseEvent& e) {
+      events->event("progress",
+                    {{"kind", "phase"},
+                     {"event", Json::parse(mold::phase_event_json(e))}});
+    };
+    callbacks.on_done = [events](std::optional<GeneratedPng> png,
+                                 std::optional<ApiFailure> failure) {
+      std::lock_guard<std::mutex> lock(events->mutex);
+      if (failure && !events->begun) {
+        // Nothing sent yet: a real status, so a proxy may try elsewhere.
+        events->channel->send(failure_response(*failure));
+        return;
+      }
+      events->begin_locked();
+      const Json data =
+          png ? complete_json(*png, events->request_id)
+              : net::error_body(failure->code, failure->message, failure->oom);
+      events->channel->write(net::format_sse(
+          png ? "complete" : "error",
+          data.dump(-1, ' ', false, Json::error_handler_t::replace)));
+      events->channel->end_stream();
+    };
+  } else {
+    callbacks.on_done = [channel](std::optional<GeneratedPng> png,
+                                  std::optional<ApiFailure> failure) {
+      if (failure) {
+        channel->send(failure_response(*failure));
+        return;
+      }
+      net::HttpResponse r;
+      r.content_type = "image/png";
+      r.headers = {
+          {"x-mold-seed-used", std::to_string(png->seed)},
+          {"x-mold-model", png->model + ":" + png->variant},
+          {"x-mold-seeded-weights", png->seeded_weights ? "true" : "false"},
+          {"x-mold-seconds", fmt::format("{:.3f}", png->seconds)}};
+      r.body = std::move(png->png);
+      channel->send(std::move(r));
+    };
+  }
+  if (auto refused =
+          service_.submit(std::move(parsed), id, host, std::move(callbacks)))
+    channel->send(failure_response(*refused));
+}
+
+}  // namespace mold_cli

@@ -1,0 +1,118 @@
+#pragma once
+// mold serve's device side: the models it holds (each pipeline with its model
+// cache, resident between requests), one device job at a time from a bounded
+// queue, admission by memory before a job runs, and what /api/status,
+// /api/memory and /api/models report. The HTTP side (api_routes.cpp) only
+// submits jobs and reads snapshots.
+
+#include <chrono>
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <mold/net/server_metrics.hpp>
+#include <mold/runtime/pipeline.hpp>
+#include <nlohmann/json.hpp>
+#include <optional>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "common/host.hpp"
+
+namespace mold_cli {
+
+/// What the server builds its pipelines with.
+struct ServeModels {
+  bool tiny = false;  ///< every model at the tiny architecture, seeded
+  std::vector<std::string> model_dirs;
+  std::string dtype;  ///< "": float32 for tiny, else bfloat16
+  std::string backend = "cpu";
+};
+
+/// One image to make.
+struct GenerationRequest {
+  std::string model_spec;          ///< "z-image-turbo[:variant]"
+  bool tiny = false;               ///< this request at the tiny architecture
+  mold::GenerateRequest generate;  ///< batch 1; seed set
+};
+
+/// An answer that is not an image: an API error code, its message, and for
+/// an out-of-memory error the report (net/oom_json.hpp).
+struct ApiFailure {
+  std::string code;
+  std::string message;
+  std::optional<nlohmann::json> oom;
+  std::vector<std::pair<std::string, std::string>> headers;
+};
+
+struct GeneratedPng {
+  std::string png;  ///< the PNG file, text chunks included
+  std::uint64_t seed = 0;
+  int width = 0, height = 0, steps = 0;
+  double seconds = 0;
+  std::string model, variant, weights;
+  bool seeded_weights = false;
+};
+
+/// Told of a job as it goes, on the worker thread (on_queued also on the
+/// submitting thread). Exactly one of on_done's two arguments is set.
+struct JobCallbacks {
+  std::function<void(int position)> on_queued;  ///< 1 = next
+  std::function<void()> on_start;               ///< admitted, about to run
+  std::function<void(const mold::PhaseEvent&)> on_phase;
+  std::function<void(std::optional<GeneratedPng>, std::optional<ApiFailure>)>
+      on_done;
+  /// False when the client went away: a job not yet started is dropped.
+  std::function<bool()> wanted;
+};
+
+class GenerationService {
+ public:
+  /// Opens the backend (throws for an unknown one) and starts the worker.
+  GenerationService(const mold::tools::Host& host, ServeModels models,
+                    std::size_t queue_capacity,
+                    mold::net::ServerMetrics& metrics);
+  ~GenerationService();  ///< stop(); joins the worker
+
+  /// Queues a job. A refusal (unknown model: MODEL_NOT_FOUND; queue full:
+  /// QUEUE_FULL with Retry-After; shutting down) comes back at once and the
+  /// callbacks are never called; otherwise on_done is called exactly once.
+  /// `client_host` is the Host header: the name the client used for this
+  /// server, which an out-of-memory report's label and hints then use.
+  std::optional<ApiFailure> submit(GenerationRequest request,
+                                   std::string request_id,
+                                   std::string client_host,
+                                   JobCallbacks callbacks);
+
+  /// Unloads `model_spec` (every model when empty) on the worker, between
+  /// jobs: its pipeline and cache are dropped and their memory given back.
+  /// `done` (on the worker) gets what was unloaded and the bytes freed, or a
+  /// failure (an unknown model).
+  void unload(const std::string& model_spec,
+              std::function<void(std::optional<nlohmann::json>,
+                                 std::optional<ApiFailure>)>
+                  done);
+
+  nlohmann::json status() const;  ///< GET /api/status
+  nlohmann::json memory() const;  ///< GET /api/memory
+  nlohmann::json models() const;  ///< GET /api/models
+  /// Updates the metrics' gauges (memory, queue, models) for a scrape.
+  void refresh_metrics() const;
+
+  /// New jobs are refused (SHUTTING_DOWN); waits up to `grace` for the queue
+  /// and the running job to finish. Returns whether they did.
+  bool drain(std::chrono::milliseconds grace);
+  /// Stops the worker after the running job; queued jobs are answered
+  /// SHUTTING_DOWN.
+  void stop();
+
+  const std::string& backend_name() const;
+  const std::string& device_name() const;
+
+  struct State;  ///< the implementation's (public for its observers)
+
+ private:
+  std::unique_ptr<State> state_;
+};
+
+}  // namespace mold_cli
