@@ -22,11 +22,11 @@
 // Under AddressSanitizer freed memory is quarantined and the allocator's own
 // bookkeeping grows: the resident set is not the program's to judge there.
 #if defined(__SANITIZE_ADDRESS__)
-#define MOLD_TEST_SANITIZED 1
+#  define MOLD_TEST_SANITIZED 1
 #elif defined(__has_feature)
-#if __has_feature(address_sanitizer)
-#define MOLD_TEST_SANITIZED 1
-#endif
+#  if __has_feature(address_sanitizer)
+#    define MOLD_TEST_SANITIZED 1
+#  endif
 #endif
 
 using namespace mold::test;
@@ -45,7 +45,8 @@ HttpClient client_for(const ServerProcess& server, std::string key = {}) {
                     options);
 }
 
-std::string fox(int seed, int size = 64, std::string model = "z-image-turbo") {
+std::string fox(std::uint64_t seed, int size = 64,
+                std::string model = "z-image-turbo") {
   return Json{{"model", model}, {"prompt", "a red fox in the snow"},
               {"width", size},  {"height", size},
               {"steps", 2},     {"seed", seed}}
@@ -182,7 +183,7 @@ TEST_CASE("mold serve: an image is the same bytes mold run makes",
   const std::string seed = picked.header("x-mold-seed-used");
   REQUIRE_FALSE(seed.empty());
   const auto again =
-      client.request("POST", "/api/generate", fox(std::stoi(seed)));
+      client.request("POST", "/api/generate", fox(std::stoull(seed)));
   CHECK(again.body == picked.body);
 }
 

@@ -218,7 +218,10 @@ GenerationRequest parse_generation(const Json& body, std::size_t max_prompt) {
   return r;
 }
 
-/// One event stream's state, shared by the worker's callbacks.
+}  // namespace
+
+/// One event stream's state, shared by the worker's callbacks and the
+/// heartbeat.
 struct EventStream {
   std::shared_ptr<net::ResponseChannel> channel;
   std::mutex mutex;
@@ -236,7 +239,15 @@ struct EventStream {
     channel->write(net::format_sse(
         name, data.dump(-1, ' ', false, Json::error_handler_t::replace)));
   }
+  bool ended = false;
+  /// A comment, only between events of a stream that has begun.
+  void heartbeat() {
+    std::lock_guard<std::mutex> lock(mutex);
+    if (begun && !ended) channel->write(net::sse_comment("keep-alive"));
+  }
 };
+
+namespace {
 
 Json complete_json(const GeneratedPng& png, const std::string& request_id) {
   return {{"request_id", request_id},
@@ -257,7 +268,39 @@ Json complete_json(const GeneratedPng& png, const std::string& request_id) {
 
 ApiRoutes::ApiRoutes(GenerationService& service,
                      mold::net::ServerMetrics& metrics, ApiSettings settings)
-    : service_(service), metrics_(metrics), settings_(std::move(settings)) {}
+    : service_(service), metrics_(metrics), settings_(std::move(settings)) {
+  heartbeat_ = std::thread([this] { beat(); });
+}
+
+ApiRoutes::~ApiRoutes() {
+  {
+    std::lock_guard<std::mutex> lock(streams_mutex_);
+    stopping_ = true;
+  }
+  heartbeat_wake_.notify_all();
+  heartbeat_.join();
+}
+
+void ApiRoutes::beat() {
+  std::unique_lock<std::mutex> lock(streams_mutex_);
+  while (!stopping_) {
+    heartbeat_wake_.wait_for(lock, settings_.heartbeat);
+    if (stopping_) break;
+    std::vector<std::shared_ptr<EventStream>> open;
+    for (auto it = streams_.begin(); it != streams_.end();) {
+      if (auto stream = it->lock()) {
+        open.push_back(std::move(stream));
+        ++it;
+      } else {
+        it = streams_.erase(it);
+      }
+    }
+    lock.unlock();
+    for (const auto& stream : open) stream->heartbeat();
+    open.clear();
+    lock.lock();
+  }
+}
 
 std::string ApiRoutes::route_of(const std::string& path) {
   for (const auto& route : kRoutes)
@@ -371,6 +414,10 @@ void ApiRoutes::generate(const net::HttpRequest& request,
     auto events = std::make_shared<EventStream>();
     events->channel = channel;
     events->request_id = id;
+    {
+      std::lock_guard<std::mutex> lock(streams_mutex_);
+      streams_.push_back(events);
+    }
     const std::uint64_t seed = parsed.generate.seed;
     callbacks.on_queued = [events](int position) {
       events->event("progress", {{"kind", "queue"}, {"position", position}});
@@ -401,6 +448,7 @@ void ApiRoutes::generate(const net::HttpRequest& request,
           png ? "complete" : "error",
           data.dump(-1, ' ', false, Json::error_handler_t::replace)));
       events->channel->end_stream();
+      events->ended = true;
     };
   } else {
     callbacks.on_done = [channel](std::optional<GeneratedPng> png,

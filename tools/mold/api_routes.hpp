@@ -2,10 +2,16 @@
 // mold serve's routes (docs/http-api.md): authentication, request parsing and
 // validation, and the answers; the device work is GenerationService's.
 
+#include <atomic>
+#include <chrono>
+#include <condition_variable>
 #include <memory>
 #include <mold/net/http_message.hpp>
 #include <mold/net/server_metrics.hpp>
+#include <mutex>
 #include <string>
+#include <thread>
+#include <vector>
 
 #include "generation_service.hpp"
 
@@ -13,14 +19,19 @@ namespace mold_cli {
 
 struct ApiSettings {
   std::string token;  ///< required from clients when not empty
-  /// Seconds between heartbeat comments on event streams... see serve.cpp.
   std::size_t max_prompt_bytes = 64 << 10;
+  /// A comment line on every open event stream this often, so that clients
+  /// and proxies waiting through a long phase see the connection alive.
+  std::chrono::milliseconds heartbeat{15000};
 };
+
+struct EventStream;
 
 class ApiRoutes {
  public:
   ApiRoutes(GenerationService& service, mold::net::ServerMetrics& metrics,
             ApiSettings settings);
+  ~ApiRoutes();  ///< stops the heartbeat
 
   void handle(mold::net::HttpRequest request,
               std::shared_ptr<mold::net::ResponseChannel> channel);
@@ -43,6 +54,13 @@ class ApiRoutes {
   mold::net::ServerMetrics& metrics_;
   ApiSettings settings_;
   std::atomic<bool> draining_{false};
+
+  void beat();
+  std::mutex streams_mutex_;
+  std::condition_variable heartbeat_wake_;
+  bool stopping_ = false;
+  std::vector<std::weak_ptr<EventStream>> streams_;
+  std::thread heartbeat_;
 };
 
 }  // namespace mold_cli

@@ -515,7 +515,10 @@ std::optional<ApiFailure> GenerationService::submit(GenerationRequest request,
                         "the server is shutting down; retry on another server",
                         {},
                         {{"Retry-After", "5"}}};
-    if (s.queue.size() >= s.capacity) {
+    // It would wait behind the running job and those queued; with the
+    // device idle and nothing queued it starts at once (even with --queue 0).
+    const std::size_t would_wait = s.queue.size() + (s.busy ? 1 : 0);
+    if (would_wait > s.capacity) {
       ++s.rejected;
       s.metrics.count_rejection(codes::kQueueFull);
       const double per_job =
@@ -526,9 +529,9 @@ std::optional<ApiFailure> GenerationService::submit(GenerationRequest request,
           1, std::min(60, int(per_job * double(s.queue.size() + 1) + 0.5)));
       return ApiFailure{
           std::string(codes::kQueueFull),
-          fmt::format("the queue is full: {} requests wait for the device "
-                      "(mold serve --queue {}); retry in {} s or send it to "
-                      "another server",
+          fmt::format("the queue is full: one request runs and {} wait for "
+                      "the device (mold serve --queue {}); retry in {} s or "
+                      "send it to another server",
                       s.queue.size(), s.capacity, retry),
           {},
           {{"Retry-After", std::to_string(retry)}}};

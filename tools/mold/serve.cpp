@@ -49,6 +49,7 @@ struct ServeRequest {
   int drain_timeout = 30;
   int max_connections = 1024;
   int threads = 2;
+  int heartbeat = 15;
   std::string port_file;
   bool quiet = false;
 };
@@ -174,6 +175,7 @@ int serve(const ServeRequest& request) {
                             metrics);
   ApiSettings settings;
   settings.token = request.token;
+  settings.heartbeat = std::chrono::seconds(request.heartbeat);
   ApiRoutes routes(service, metrics, settings);
 
   std::mutex log_mutex;
