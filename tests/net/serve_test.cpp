@@ -339,31 +339,80 @@ TEST_CASE("mold serve: a request that cannot fit is refused before it runs",
   CHECK_THAT(s.body, Catch::Contains("INSUFFICIENT_MEMORY"));
 }
 
+/// Waits until the server runs a job (GET /api/status says busy).
+void wait_busy(HttpClient& client) {
+  for (int i = 0; i < 500; ++i) {
+    if (Json::parse(client.request("GET", "/api/status").body)["busy"] == true)
+      return;
+    std::this_thread::sleep_for(std::chrono::milliseconds(10));
+  }
+  FAIL("the server never got busy");
+}
+
+std::string slow(int seed, int steps = 2) {
+  // faulty-slow: each denoise step sleeps 500 ms (tests/plugins/faulty).
+  return Json{{"model", "faulty-slow"},
+              {"prompt", "x"},
+              {"steps", steps},
+              {"seed", seed}}
+      .dump();
+}
+
 TEST_CASE("mold serve: a full queue answers 503 with Retry-After",
           "[net][serve][queue]") {
-  ServerProcess server({"--tiny", "--queue", "1", "--quiet"});
-  std::atomic<int> ok{0}, full{0}, other{0};
-  std::atomic<bool> retry_after{true};
-  std::vector<std::thread> clients;
-  for (int i = 0; i < 6; ++i)
-    clients.emplace_back([&, i] {
-      HttpClient client = client_for(server);
-      const auto r = client.request("POST", "/api/generate", fox(i, 256));
-      if (r.status == 200)
-        ++ok;
-      else if (r.status == 503 && Json::parse(r.body)["code"] == "QUEUE_FULL") {
-        ++full;
-        if (r.header("Retry-After").empty()) retry_after = false;
-      } else {
-        ++other;
-      }
-    });
-  for (auto& t : clients) t.join();
-  CHECK(ok >= 2);  // the one running and the one waiting
-  CHECK(full >= 1);
-  CHECK(other == 0);
-  CHECK(ok + full == 6);
-  CHECK(retry_after);
+  ServerProcess server(
+      {"--tiny", "--queue", "1", "--plugin-dir", kFaultyPluginDir});
+  HttpClient client = client_for(server);
+  int first = 0;
+  std::thread running([&] {
+    HttpClient c = client_for(server);
+    first = c.request("POST", "/api/generate", slow(1)).status;
+  });
+  wait_busy(client);
+  // One waits (its stream says where it stands), the next is refused.
+  Streamed waiting;
+  std::thread queued([&] {
+    HttpClient c = client_for(server);
+    waiting = stream(c, slow(2));
+  });
+  for (int i = 0; i < 500; ++i) {
+    if (json_of(client.request("GET", "/api/status"))["queue"]["depth"] == 1)
+      break;
+    std::this_thread::sleep_for(std::chrono::milliseconds(10));
+  }
+  const auto full = client.request("POST", "/api/generate", slow(3));
+  CHECK(full.status == 503);
+  CHECK(json_of(full)["code"] == "QUEUE_FULL");
+  CHECK(std::stoi(full.header("Retry-After")) >= 1);
+  CHECK_THAT(json_of(full)["error"].get<std::string>(),
+             Catch::Contains("--queue 1"));
+  running.join();
+  queued.join();
+  CHECK(first == 200);
+  REQUIRE(waiting.status == 200);
+  REQUIRE_FALSE(waiting.events.empty());
+  const Json position = Json::parse(waiting.events.front().data);
+  CHECK(position["kind"] == "queue");
+  CHECK(position["position"] == 1);
+  CHECK(waiting.events.back().event == "complete");
+  CHECK_THAT(client.request("GET", "/metrics").body,
+             Catch::Contains("mold_rejections_total{code=\"QUEUE_FULL\"} 1"));
+}
+
+TEST_CASE("mold serve: a long phase keeps its stream alive with heartbeats",
+          "[net][serve][stream]") {
+  ServerProcess server(
+      {"--tiny", "--heartbeat", "1", "--plugin-dir", kFaultyPluginDir});
+  const std::string body = slow(1, 6);  // 3 s of denoise
+  const std::string raw = raw_exchange(
+      server.port(),
+      "POST /api/generate/stream HTTP/1.1\r\nHost: t\r\nContent-Type: "
+      "application/json\r\nConnection: close\r\nContent-Length: " +
+          std::to_string(body.size()) + "\r\n\r\n" + body,
+      30000);
+  CHECK_THAT(raw, Catch::Contains("Transfer-Encoding: chunked"));
+  CHECK_THAT(raw, Catch::Contains(": keep-alive\n\n"));
+  CHECK_THAT(raw, Catch::Contains("event: complete"));
 }
 
 TEST_CASE("mold serve: 200 requests at once, every one answered, memory back",
@@ -500,18 +549,27 @@ TEST_CASE("mold serve: unloading gives the memory back", "[net][serve]") {
             .size() == 1);
 }
 
-TEST_CASE("mold serve: SIGTERM finishes the running image, then exits 0",
-          "[net][serve]") {
-  ServerProcess server({"--tiny", "--quiet"});
+TEST_CASE(
+    "mold serve: SIGTERM finishes the running and queued images, "
+    "then exits 0",
+    "[net][serve]") {
+  ServerProcess server({"--tiny", "--quiet", "--plugin-dir", kFaultyPluginDir});
   HttpClient client = client_for(server);
-  REQUIRE(client.request("POST", "/api/generate", fox(1)).status == 200);
-  int status = 0;
-  std::thread request([&] {
-    status = client.request("POST", "/api/generate", fox(2, 512)).status;
+  int first = 0, second = 0;
+  std::thread a([&] {
+    HttpClient c = client_for(server);
+    first = c.request("POST", "/api/generate", slow(1)).status;
   });
-  std::this_thread::sleep_for(std::chrono::milliseconds(150));
+  wait_busy(client);
+  std::thread b([&] {
+    HttpClient c = client_for(server);
+    second = c.request("POST", "/api/generate", slow(2)).status;
+  });
+  std::this_thread::sleep_for(std::chrono::milliseconds(200));
   CHECK(server.stop(120) == 0);
-  request.join();
-  CHECK(status == 200);
+  a.join();
+  b.join();
+  CHECK(first == 200);
+  CHECK(second == 200);
   CHECK_THAT(server.log(), Catch::Contains("finishing queued work"));
 }

@@ -69,4 +69,26 @@ mold::PipelineOptions pipeline_options(
   return options;
 }
 
+PreparedRun prepare_run(const Host& host, const std::string& model_spec,
+                        bool tiny, const std::vector<std::string>& model_dirs,
+                        const std::string& dtype, const std::string& backend) {
+  PreparedRun run;
+  run.found = find_model(*host.registry, model_spec);
+  if (!run.found.family->make_pipeline)
+    throw mold::Error(fmt::format(
+        "model {}: the {} plugin in this build cannot run it (it has no "
+        "pipeline)",
+        run.found.model->name, run.found.family->name));
+  const std::string chosen = !dtype.empty() ? dtype
+                             : tiny         ? "float32"
+                                            : "bfloat16";
+  run.options =
+      pipeline_options(host, run.found, tiny, model_dirs, chosen, backend);
+  run.backend = host.registry->create_backend(backend);
+  run.failure.registry = host.registry.get();
+  run.failure.backend = run.backend->name();
+  run.failure.device = run.backend->device_name();
+  return run;
+}
+
 }  // namespace mold::tools

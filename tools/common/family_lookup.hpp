@@ -2,12 +2,15 @@
 /// Finding a model family by name for a command, with the message every tool
 /// gives when it is not there.
 
+#include <memory>
 #include <mold/catalog/model_family.hpp>
+#include <mold/device/backend.hpp>
 #include <mold/plugin/registry.hpp>
 #include <string>
 #include <vector>
 
 #include "common/host.hpp"
+#include "common/readable_error.hpp"
 
 namespace mold::tools {
 
@@ -40,5 +43,24 @@ mold::PipelineOptions pipeline_options(
     const Host& host, const FoundModel& found, bool tiny,
     const std::vector<std::string>& model_dirs, const std::string& dtype,
     const std::string& backend);
+
+/// What running a model needs, found and checked the same way by every
+/// command that runs one (mold run, molddiag leak and parity): the model, its
+/// pipeline options, the backend, and the context that makes its errors
+/// readable.
+struct PreparedRun {
+  FoundModel found;
+  mold::PipelineOptions options;
+  std::shared_ptr<mold::Backend> backend;
+  FailureContext failure;
+};
+
+/// Finds `model_spec` and its weights (as find_model and pipeline_options,
+/// which throw), refuses a model whose plugin has no pipeline (mold::Error),
+/// and creates `backend`. An empty `dtype` is float32 with `tiny`, else
+/// bfloat16.
+PreparedRun prepare_run(const Host& host, const std::string& model_spec,
+                        bool tiny, const std::vector<std::string>& model_dirs,
+                        const std::string& dtype, const std::string& backend);
 
 }  // namespace mold::tools

@@ -188,27 +188,14 @@ nlohmann::json plan_json(const std::vector<PlanStep>& steps) {
 int run(const RunRequest& request) {
   const tools::Host host = tools::open_host(request.host);
   tools::warn_load_errors(*host.registry, "molddiag plugins");
-  const tools::FoundModel found =
-      tools::find_model(*host.registry, request.model_spec);
-  if (!found.family->make_pipeline)
-    throw mold::Error(fmt::format(
-        "model {}: the {} plugin in this build cannot run it (it has no "
-        "pipeline)",
-        found.model->name, found.family->name));
-
-  const mold::PipelineOptions options =
-      tools::pipeline_options(host, found, request.tiny, request.model_dirs,
-                              request.dtype, request.backend);
-
-  const std::shared_ptr<mold::Backend> backend =
-      host.registry->create_backend(request.backend);
-  tools::FailureContext failure;
-  failure.registry = host.registry.get();
-  failure.backend = backend->name();
-  failure.device = backend->device_name();
+  tools::PreparedRun prepared =
+      tools::prepare_run(host, request.model_spec, request.tiny,
+                         request.model_dirs, request.dtype, request.backend);
+  const std::shared_ptr<mold::Backend>& backend = prepared.backend;
+  const tools::FailureContext& failure = prepared.failure;
   try {
     std::unique_ptr<mold::Pipeline> pipeline =
-        found.family->make_pipeline(options);
+        prepared.found.family->make_pipeline(prepared.options);
     mold::ModelCache cache(backend, host.config.cache);
     mold::Runner runner(*pipeline, cache, *host.registry);
 

@@ -98,6 +98,9 @@ tools::Parsed<ServeRequest> parse(const std::vector<std::string>& args) {
                         100000, "open connections at most", 1024);
   tools::add_ranged_int(options, "threads", &r.threads, 1, 64, "I/O threads",
                         2);
+  tools::add_ranged_int(options, "heartbeat", &r.heartbeat, 1, 3600,
+                        "seconds between keep-alive comments on event streams",
+                        15);
   options.add_options()(
       "tiny", po::bool_switch(&r.models.tiny),
       "serve every model at its tiny architecture with seeded weights")(

@@ -10,6 +10,8 @@
 //                       the device
 //   faulty-host-leak    every image keeps 2 MiB of host memory outside the
 //                       tensor allocator (malloc'd and touched)
+//   faulty-slow         no fault; each denoise step sleeps 500 ms (a job that
+//                       lasts, for the server's queue and heartbeat tests)
 //   faulty-batch-leak   the denoise keeps 3 MiB every image, beyond its
 //                       estimate: under a 12 MiB cpu limit image 1 fits and
 //                       image 2 runs out in its denoise (incident 1's batch)
@@ -22,6 +24,7 @@
 #include <ATen/ATen.h>
 
 #include <atomic>
+#include <chrono>
 #include <cstdlib>
 #include <cstring>
 #include <memory>
@@ -31,6 +34,7 @@
 #include <mold/plugin/registrar.hpp>
 #include <mold/runtime/pipeline.hpp>
 #include <string>
+#include <thread>
 #include <vector>
 
 namespace {
@@ -90,6 +94,7 @@ class FaultyPipeline final : public mold::Pipeline {
     if (o.model == "faulty-leak") leak_phase_ = o.variant;
     host_leak_ = o.model == "faulty-host-leak";
     batch_leak_ = o.model == "faulty-batch-leak";
+    slow_ = o.model == "faulty-slow";
   }
 
   std::string family() const override { return "faulty"; }
@@ -152,6 +157,7 @@ class FaultyPipeline final : public mold::Pipeline {
       for (int step = 1; step <= r.steps; ++step) {
         const at::Tensor scratch = bytes_tensor(512 * mold::kKiB);
         latents = latents + scratch.mean();
+        if (slow_) std::this_thread::sleep_for(std::chrono::milliseconds(500));
         scope.step(step, r.steps);
       }
       plant("denoise");
@@ -183,6 +189,7 @@ class FaultyPipeline final : public mold::Pipeline {
   std::string leak_phase_;
   bool host_leak_ = false;
   bool batch_leak_ = false;
+  bool slow_ = false;
   std::vector<at::Tensor> kept_;
   std::vector<void*> host_blocks_;  // never freed: the planted host leak
 };
@@ -250,8 +257,10 @@ void register_all(mold::Registrar& registrar) {
   family.models = {
       model("faulty-clean", {"f32"}),
       model("faulty-leak", {"denoise", "text_encode", "vae_decode", "between"}),
-      model("faulty-park-holds", {"f32"}), model("faulty-host-leak", {"f32"}),
-      model("faulty-batch-leak", {"f32"})};
+      model("faulty-park-holds", {"f32"}),
+      model("faulty-host-leak", {"f32"}),
+      model("faulty-batch-leak", {"f32"}),
+      model("faulty-slow", {"f32"})};
   family.make_pipeline = [](const mold::PipelineOptions& options) {
     return std::unique_ptr<mold::Pipeline>(new FaultyPipeline(options));
   };

@@ -102,28 +102,6 @@ std::vector<int> parse_list(const std::string& flag, const std::string& text,
   return values;
 }
 
-std::vector<int> parse_sizes(const std::string& text) {
-  std::vector<int> sizes;
-  std::stringstream ss(text);
-  std::string item;
-  while (std::getline(ss, item, ',')) {
-    try {
-      std::size_t used = 0;
-      const int v = std::stoi(item, &used);
-      if (used != item.size() || v <= 0 || v % 8)
-        throw std::invalid_argument("size");
-      sizes.push_back(v);
-    } catch (const std::exception&) {
-      throw tools::UsageError(
-          fmt::format("--sizes '{}': give positive multiples of 8 separated by "
-                      "commas, e.g. 128,256,384",
-                      text));
-    }
-  }
-  if (sizes.empty()) throw tools::UsageError("--sizes is empty");
-  return sizes;
-}
-
 tools::Parsed<CalibrateRequest> parse(const std::vector<std::string>& args) {
   tools::Parsed<CalibrateRequest> parsed;
   CalibrateRequest& r = parsed.request;
@@ -221,7 +199,7 @@ tools::Parsed<CalibrateRequest> parse(const std::vector<std::string>& args) {
     if (!r.tokens_text.empty())
       throw tools::UsageError(
           "--tokens is for text_encode and denoise: a VAE sees no prompt");
-    r.sizes = parse_sizes(r.sizes_text);
+    r.sizes = parse_list("--sizes", r.sizes_text, 8, 16384, "128,256,384");
   }
   if (!r.write.empty() && !sequence && r.arch != "default")
     throw tools::UsageError(
@@ -371,12 +349,11 @@ CalibrateResult run(const tools::Host& host, const CalibrateRequest& request,
 /// constants fitted to cover them, and the [op.cpu] table.
 CalibrateResult run_sequence(
     const tools::Host& host, const CalibrateRequest& request,
-    const std::function<void(const PhasePoint&)>& on_point,
-    FailureContext& failure) {
+    const std::function<void(const PhasePoint&)>& on_point) {
   CalibrateResult result;
   PhaseCalibration calibration{request.family, request.op, request.arch,
                                request.sizes, request.tokens};
-  result.phase_points = measure_phase(host, calibration, on_point, failure);
+  result.phase_points = measure_phase(host, calibration, on_point);
   result.fit = fit_constants(result.phase_points);
   const std::string device = mold::CpuBackend::instance()->device_name();
   const std::string date = today();
@@ -516,7 +493,7 @@ int calibrate_command(const std::vector<std::string>& args) {
     if (is_sequence_op(request.op)) {
       std::function<void(const PhasePoint&)> progress;
       if (!request.json) progress = print_phase_point;
-      result = run_sequence(host, request, progress, failure);
+      result = run_sequence(host, request, progress);
     } else {
       std::function<void(const Point&)> progress;
       if (!request.json) progress = print_point;

@@ -93,8 +93,7 @@ bool solve(std::vector<std::vector<double>> a, std::vector<double> b,
 
 std::vector<PhasePoint> measure_phase(
     const tools::Host& host, const PhaseCalibration& calibration,
-    const std::function<void(const PhasePoint&)>& on_point,
-    tools::FailureContext& failure) {
+    const std::function<void(const PhasePoint&)>& on_point) {
   const mold::ModelFamily& family =
       tools::require_family(*host.registry, calibration.family);
   if (!family.make_pipeline || family.models.empty())
@@ -126,7 +125,6 @@ std::vector<PhasePoint> measure_phase(
       request.prompt = prompt_of(words);
       request.width = request.height = size;
       request.steps = 1;
-      failure.workload.reset();
       runner.run(request,
                  [](mold::ImageRecord&, const mold::GeneratedImage&) {});
       if (!recorder.done())

@@ -14,7 +14,6 @@
 #include <vector>
 
 #include "common/host.hpp"
-#include "common/readable_error.hpp"
 
 namespace molddiag {
 
@@ -50,8 +49,7 @@ struct ConstantFit {
 /// Runs the pipeline once per (size, words) and returns the op's points.
 std::vector<PhasePoint> measure_phase(
     const mold::tools::Host& host, const PhaseCalibration& calibration,
-    const std::function<void(const PhasePoint&)>& on_point,
-    mold::tools::FailureContext& failure);
+    const std::function<void(const PhasePoint&)>& on_point);
 
 /// The non-negative constants minimising the squared relative error of
 /// sum(constant x basis) over the points, scaled so that no point is above

@@ -35,9 +35,7 @@ struct ProfileRequest {
   ProfileRun run;
   mold::LeakOptions leak;
   mold::ParityOptions parity;
-  std::string threshold_text = "4 KiB";
-  std::string slack_text = "1 MiB";
-  double tolerance_percent = 1.0;
+  AnalysisFlags analysis;
   bool json = false;
   std::string json_file;  ///< --report FILE: the JSON report, written there
   std::string html_file;  ///< --html FILE: the HTML report, written there
@@ -46,15 +44,6 @@ struct ProfileRequest {
   int pid = 0;
   double settle_seconds = 0.5;
 };
-
-mold::Bytes byte_option(const char* flag, const std::string& text) {
-  const auto bytes = mold::try_parse_bytes(text);
-  if (!bytes)
-    throw tools::UsageError(fmt::format(
-        "{} '{}' is not a byte count: write e.g. \"64 KiB\" or \"1 MiB\"", flag,
-        text));
-  return *bytes;
-}
 
 /// `leak` takes the leak rules and the parity tolerance; `parity` the
 /// tolerance only.
@@ -125,17 +114,9 @@ tools::Parsed<ProfileRequest> parse(const std::vector<std::string>& args,
     tools::add_ranged_int(options, "timeout", &r.process.timeout_seconds, 1,
                           86400, "black box: seconds one command may take",
                           600);
-    options.add_options()("threshold",
-                          po::value(&r.threshold_text)->default_value("4 KiB"),
-                          "device bytes per image that count as growth");
-    tools::add_ranged_int(options, "max-warmup", &r.leak.max_warmup, 0, 100,
-                          "images warm-up may exclude at most", 3);
   }
+  add_analysis_options(options, r.analysis, leak ? &r.leak : nullptr);
   options.add_options()(
-      "tolerance", po::value(&r.tolerance_percent)->default_value(1.0),
-      "parity: percent of image 1's peak an image may exceed it by")(
-      "slack", po::value(&r.slack_text)->default_value("1 MiB"),
-      "parity: bytes an image may exceed image 1's peak by, besides")(
       "json", po::bool_switch(&r.json),
       "print the JSON report (docs/profiler.md) instead of text")(
       "report", po::value(&r.json_file),
@@ -176,19 +157,14 @@ tools::Parsed<ProfileRequest> parse(const std::vector<std::string>& args,
   } else if (!r.process.each.empty()) {
     throw tools::UsageError("--each goes with --pid PID");
   }
+  read_analysis_options(r.analysis, leak ? &r.leak : nullptr, r.parity);
   if (leak) {
-    r.leak.threshold = byte_option("--threshold", r.threshold_text);
     if (r.run.images < r.leak.max_warmup + 3)
       throw tools::UsageError(fmt::format(
           "--images {}: with --max-warmup {} give at least {} (3 images after "
           "the longest warm-up)",
           r.run.images, r.leak.max_warmup, r.leak.max_warmup + 3));
   }
-  r.parity.absolute = byte_option("--slack", r.slack_text);
-  if (!(r.tolerance_percent >= 0 && r.tolerance_percent <= 100))
-    throw tools::UsageError(fmt::format(
-        "--tolerance {}: give a percent from 0 to 100", r.tolerance_percent));
-  r.parity.relative = r.tolerance_percent / 100;
   for (const auto& [flag, file] :
        {std::pair<const char*, std::string>{"--report", r.json_file},
         std::pair<const char*, std::string>{"--html", r.html_file}}) {

@@ -53,28 +53,14 @@ void add_profile_run_options(po::options_description& options, ProfileRun& r,
 mold::MemoryProfile run_profile(const ProfileRun& r) {
   const tools::Host host = tools::open_host(r.host);
   tools::warn_load_errors(*host.registry, "molddiag plugins");
-  const tools::FoundModel found =
-      tools::find_model(*host.registry, r.model_spec);
-  if (!found.family->make_pipeline)
-    throw mold::Error(fmt::format(
-        "model {}: the {} plugin in this build cannot run it (it has no "
-        "pipeline)",
-        found.model->name, found.family->name));
-  const std::string dtype = !r.dtype.empty() ? r.dtype
-                            : r.tiny         ? "float32"
-                                             : "bfloat16";
-  const mold::PipelineOptions options = tools::pipeline_options(
-      host, found, r.tiny, r.model_dirs, dtype, r.backend);
-  const std::shared_ptr<mold::Backend> backend =
-      host.registry->create_backend(r.backend);
-  tools::FailureContext failure;
-  failure.registry = host.registry.get();
-  failure.backend = backend->name();
-  failure.device = backend->device_name();
+  tools::PreparedRun prepared = tools::prepare_run(
+      host, r.model_spec, r.tiny, r.model_dirs, r.dtype, r.backend);
+  const std::shared_ptr<mold::Backend>& backend = prepared.backend;
+  tools::FailureContext& failure = prepared.failure;
   failure.verbose = r.verbose;
   try {
     std::unique_ptr<mold::Pipeline> pipeline =
-        found.family->make_pipeline(options);
+        prepared.found.family->make_pipeline(prepared.options);
     mold::ModelCache cache(backend, host.config.cache);
     mold::Runner runner(*pipeline, cache, *host.registry);
     mold::MemoryProfile header;

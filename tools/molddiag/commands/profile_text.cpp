@@ -10,6 +10,7 @@
 #include <mold/profile/profile_report.hpp>
 
 #include "common/exit_codes.hpp"
+#include "common/options.hpp"
 
 namespace molddiag {
 
@@ -120,6 +121,45 @@ int report_profile(const mold::MemoryProfile& profile,
     return mold::tools::kLeak;
   return !pr || parity_report.ok ? mold::tools::kOk
                                  : mold::tools::kParityBroken;
+}
+
+void add_analysis_options(boost::program_options::options_description& options,
+                          AnalysisFlags& flags, mold::LeakOptions* leak) {
+  namespace po = boost::program_options;
+  if (leak) {
+    options.add_options()(
+        "threshold",
+        po::value(&flags.threshold)->default_value(flags.threshold),
+        "device bytes per image that count as growth");
+    mold::tools::add_ranged_int(options, "max-warmup", &leak->max_warmup, 0,
+                                100, "images warm-up may exclude at most", 3);
+  }
+  options.add_options()(
+      "tolerance",
+      po::value(&flags.tolerance_percent)
+          ->default_value(flags.tolerance_percent),
+      "parity: percent of image 1's peak an image may exceed it by")(
+      "slack", po::value(&flags.slack)->default_value(flags.slack),
+      "parity: bytes an image may exceed image 1's peak by, besides");
+}
+
+void read_analysis_options(const AnalysisFlags& flags, mold::LeakOptions* leak,
+                           mold::ParityOptions& parity) {
+  auto bytes = [](const char* flag, const std::string& text) {
+    const auto value = mold::try_parse_bytes(text);
+    if (!value)
+      throw mold::tools::UsageError(fmt::format(
+          "{} '{}' is not a byte count: write e.g. \"64 KiB\" or \"1 MiB\"",
+          flag, text));
+    return *value;
+  };
+  if (leak) leak->threshold = bytes("--threshold", flags.threshold);
+  parity.absolute = bytes("--slack", flags.slack);
+  if (!(flags.tolerance_percent >= 0 && flags.tolerance_percent <= 100))
+    throw mold::tools::UsageError(
+        fmt::format("--tolerance {}: give a percent from 0 to 100",
+                    flags.tolerance_percent));
+  parity.relative = flags.tolerance_percent / 100;
 }
 
 }  // namespace molddiag

@@ -1,6 +1,7 @@
 #pragma once
 /// The text reports of molddiag leak and parity.
 
+#include <boost/program_options.hpp>
 #include <mold/profile/leak_analysis.hpp>
 #include <mold/profile/memory_profile.hpp>
 #include <mold/profile/parity.hpp>
@@ -13,6 +14,24 @@ namespace molddiag {
 void print_image_table(std::ostream& out, const mold::MemoryProfile& profile);
 void print_leak_report(std::ostream& out, const mold::LeakReport& report);
 void print_parity_report(std::ostream& out, const mold::ParityReport& report);
+
+/// The analyses' rules as a person writes them on the command line.
+struct AnalysisFlags {
+  std::string threshold = "4 KiB";  ///< --threshold
+  std::string slack = "1 MiB";      ///< --slack
+  double tolerance_percent = 1.0;   ///< --tolerance
+};
+
+/// Adds --threshold and --max-warmup (when `leak` is given: leak and report
+/// take them, parity does not), --tolerance and --slack.
+void add_analysis_options(boost::program_options::options_description& options,
+                          AnalysisFlags& flags, mold::LeakOptions* leak);
+
+/// The flags' values into the options (`leak` may be null). Throws
+/// UsageError naming the flag and the value: a byte count that is not one, a
+/// tolerance that is not 0 to 100 percent.
+void read_analysis_options(const AnalysisFlags& flags, mold::LeakOptions* leak,
+                           mold::ParityOptions& parity);
 
 /// Where a profile's reports go.
 struct ProfileOutputs {

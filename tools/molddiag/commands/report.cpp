@@ -30,19 +30,9 @@ struct ReportRequest {
   std::string input;
   mold::LeakOptions leak;
   mold::ParityOptions parity;
-  std::string threshold_text = "4 KiB", slack_text = "1 MiB";
-  double tolerance_percent = 1.0;
+  AnalysisFlags analysis;
   ProfileOutputs outputs;
 };
-
-mold::Bytes bytes_flag(const char* flag, const std::string& text) {
-  const auto bytes = mold::try_parse_bytes(text);
-  if (!bytes)
-    throw tools::UsageError(fmt::format(
-        "{} '{}' is not a byte count: write e.g. \"64 KiB\" or \"1 MiB\"", flag,
-        text));
-  return *bytes;
-}
 
 tools::Parsed<ReportRequest> parse(const std::vector<std::string>& args) {
   tools::Parsed<ReportRequest> parsed;
@@ -59,18 +49,10 @@ tools::Parsed<ReportRequest> parse(const std::vector<std::string>& args) {
       "usage.\n\n"
       "options");
   options.add_options()("help,h", "this help")(
-      "input", po::value(&r.input)->required(), "the JSON report")(
-      "threshold", po::value(&r.threshold_text)->default_value("4 KiB"),
-      "device bytes per image that count as growth");
-  tools::add_ranged_int(options, "max-warmup", &r.leak.max_warmup, 0, 100,
-                        "images warm-up may exclude at most", 3);
-  options.add_options()(
-      "tolerance", po::value(&r.tolerance_percent)->default_value(1.0),
-      "parity: percent of image 1's peak an image may exceed it by")(
-      "slack", po::value(&r.slack_text)->default_value("1 MiB"),
-      "parity: bytes an image may exceed image 1's peak by, besides")(
-      "json", po::bool_switch(&r.outputs.json),
-      "print the JSON report instead of text")(
+      "input", po::value(&r.input)->required(), "the JSON report");
+  add_analysis_options(options, r.analysis, &r.leak);
+  options.add_options()("json", po::bool_switch(&r.outputs.json),
+                        "print the JSON report instead of text")(
       "html", po::value(&r.outputs.html_file),
       "write the HTML report to this file");
   tools::add_host_options(options, r.host);
@@ -81,12 +63,7 @@ tools::Parsed<ReportRequest> parse(const std::vector<std::string>& args) {
     return parsed;
   }
   tools::parse_args(args, options, &positional);
-  r.leak.threshold = bytes_flag("--threshold", r.threshold_text);
-  r.parity.absolute = bytes_flag("--slack", r.slack_text);
-  if (!(r.tolerance_percent >= 0 && r.tolerance_percent <= 100))
-    throw tools::UsageError(fmt::format(
-        "--tolerance {}: give a percent from 0 to 100", r.tolerance_percent));
-  r.parity.relative = r.tolerance_percent / 100;
+  read_analysis_options(r.analysis, &r.leak, r.parity);
   const std::string type = mold::describe_file_type(r.input);
   if (type != "a regular file")
     throw tools::UsageError(
