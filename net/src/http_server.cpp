@@ -53,7 +53,9 @@ class Session;
 struct HttpServer::State : std::enable_shared_from_this<HttpServer::State> {
   ServerOptions options;
   RequestHandler handler;
-  asio::io_context io;
+  // Handlers still pending at the end (a lingering close's timer) hold their
+  // connections; they are destroyed with the context, when this state is.
+  std::unique_ptr<asio::io_context> io = std::make_unique<asio::io_context>();
   std::optional<tcp::acceptor> acceptor;
   std::vector<std::thread> threads;
   std::optional<asio::executor_work_guard<asio::io_context::executor_type>>
@@ -83,9 +85,11 @@ struct HttpServer::State : std::enable_shared_from_this<HttpServer::State> {
 /// next request or closes.
 class Session : public std::enable_shared_from_this<Session> {
  public:
-  Session(tcp::socket socket, std::shared_ptr<HttpServer::State> server)
+  /// `server` outlives the connection: connections are owned by the
+  /// server's I/O context (its pending handlers) and its set of connections.
+  Session(tcp::socket socket, HttpServer::State* server)
       : stream_(std::move(socket)),
-        server_(std::move(server)),
+        server_(server),
         read_timer_(stream_.get_executor()) {
     beast::error_code ec;
     const tcp::endpoint peer = stream_.socket().remote_endpoint(ec);
@@ -477,7 +481,7 @@ class Session : public std::enable_shared_from_this<Session> {
   };
 
   beast::tcp_stream stream_;
-  std::shared_ptr<HttpServer::State> server_;
+  HttpServer::State* server_;
   asio::steady_timer read_timer_;
   bool timed_out_ = false;
   beast::flat_buffer buffer_;
@@ -506,11 +510,12 @@ class Session : public std::enable_shared_from_this<Session> {
 
 void HttpServer::State::accept() {
   acceptor->async_accept(
-      asio::make_strand(io),
+      asio::make_strand(*io),
       [self = shared_from_this()](beast::error_code ec, tcp::socket socket) {
         if (self->stopped) return;
         if (!ec) {
-          auto session = std::make_shared<Session>(std::move(socket), self);
+          auto session =
+              std::make_shared<Session>(std::move(socket), self.get());
           bool refuse = false;
           {
             std::lock_guard<std::mutex> lock(self->sessions_mutex);
@@ -557,7 +562,7 @@ void HttpServer::start() {
         "0.0.0.0 or ::1",
         s.options.bind, ec.message()));
   const tcp::endpoint endpoint(address, s.options.port);
-  s.acceptor.emplace(s.io);
+  s.acceptor.emplace(*s.io);
   auto fail = [&](const char* what) {
     throw Error(fmt::format(
         "cannot {} {}:{}: {}{}", what, s.options.bind, s.options.port,
@@ -580,10 +585,10 @@ void HttpServer::start() {
   const tcp::endpoint local = s.acceptor->local_endpoint(ec);
   s.bound_port = local.port();
   s.bound_address = local.address().to_string();
-  s.work.emplace(asio::make_work_guard(s.io));
+  s.work.emplace(asio::make_work_guard(*s.io));
   s.accept();
   for (int i = 0; i < s.options.threads; ++i)
-    s.threads.emplace_back([state = state_] { state->io.run(); });
+    s.threads.emplace_back([state = state_] { state->io->run(); });
 }
 
 unsigned short HttpServer::port() const { return state_->bound_port; }
@@ -599,7 +604,7 @@ void HttpServer::stop() {
   State& s = *state_;
   if (s.stopped.exchange(true)) return;
   if (s.acceptor)
-    asio::post(s.io, [state = state_] {
+    asio::post(*s.io, [state = state_] {
       beast::error_code ec;
       state->acceptor->close(ec);
     });
@@ -619,7 +624,7 @@ void HttpServer::stop() {
     }
     std::this_thread::sleep_for(std::chrono::milliseconds(5));
   }
-  s.io.stop();
+  s.io->stop();
   for (auto& t : s.threads)
     if (t.joinable()) t.join();
   s.threads.clear();
@@ -628,8 +633,12 @@ void HttpServer::stop() {
   // their handlers let go of the state.
   beast::error_code ec;
   if (s.acceptor) s.acceptor->close(ec);
-  s.io.restart();
-  s.io.poll();
+  s.io->restart();
+  s.io->poll();
+  {
+    std::lock_guard<std::mutex> lock(s.sessions_mutex);
+    s.sessions.clear();
+  }
   std::lock_guard<std::mutex> lock(s.sessions_mutex);
   s.sessions.clear();
 }

@@ -272,13 +272,15 @@ ApiRoutes::ApiRoutes(GenerationService& service,
   heartbeat_ = std::thread([this] { beat(); });
 }
 
-ApiRoutes::~ApiRoutes() {
+ApiRoutes::~ApiRoutes() { stop(); }
+
+void ApiRoutes::stop() {
   {
     std::lock_guard<std::mutex> lock(streams_mutex_);
     stopping_ = true;
   }
   heartbeat_wake_.notify_all();
-  heartbeat_.join();
+  if (heartbeat_.joinable()) heartbeat_.join();
 }
 
 void ApiRoutes::beat() {

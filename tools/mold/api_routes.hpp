@@ -31,7 +31,9 @@ class ApiRoutes {
  public:
   ApiRoutes(GenerationService& service, mold::net::ServerMetrics& metrics,
             ApiSettings settings);
-  ~ApiRoutes();  ///< stops the heartbeat
+  ~ApiRoutes();  ///< stop()
+  /// Stops the heartbeat (before the server goes: it writes to streams).
+  void stop();
 
   void handle(mold::net::HttpRequest request,
               std::shared_ptr<mold::net::ResponseChannel> channel);

@@ -51,6 +51,8 @@ struct ModelEntry {
   std::unique_ptr<mold::Pipeline> pipeline;
   std::unique_ptr<mold::ModelCache> cache;
   std::unique_ptr<mold::Runner> runner;
+  /// Each component's loads the metrics counted (the cache counts them too).
+  std::map<std::string, std::uint64_t> loads_counted;
 };
 
 struct QueuedJob {
@@ -87,7 +89,6 @@ struct GenerationService::State {
 
   // Worker only.
   std::map<std::string, std::unique_ptr<ModelEntry>> entries;
-  std::map<std::string, std::uint64_t> loads_seen;
   std::thread worker;
 
   State(const tools::Host& h, ServeModels m, std::size_t c,
@@ -126,9 +127,9 @@ namespace {
 /// loads and phase durations, and records the phases for /api/memory.
 class JobObserver final : public mold::RunObserver {
  public:
-  JobObserver(GenerationService::State& state, const QueuedJob& job,
-              Json& record)
-      : state_(state), job_(job), record_(record) {}
+  JobObserver(GenerationService::State& state, ModelEntry& entry,
+              const QueuedJob& job, Json& record)
+      : state_(state), entry_(entry), job_(job), record_(record) {}
 
   void on_phase(const mold::PhaseEvent& e) override {
     if (e.stage == mold::PhaseStage::start) {
@@ -171,12 +172,13 @@ class JobObserver final : public mold::RunObserver {
  private:
   void count_loads(const std::vector<mold::CacheEntryState>& residency) {
     for (const auto& entry : residency) {
-      std::uint64_t& seen = state_.loads_seen[entry.name];
+      std::uint64_t& seen = entry_.loads_counted[entry.name];
       for (; seen < entry.loads; ++seen) state_.metrics.count_load(entry.name);
     }
   }
 
   GenerationService::State& state_;
+  ModelEntry& entry_;
   const QueuedJob& job_;
   Json& record_;
 };
@@ -345,7 +347,7 @@ void GenerationService::State::run_job(QueuedJob& job) {
   }
   if (job.callbacks.on_start) job.callbacks.on_start();
 
-  JobObserver observer(*this, job, record);
+  JobObserver observer(*this, *entry, job, record);
   entry->runner->add_observer(&observer);
   struct Detach {
     mold::Runner& runner;

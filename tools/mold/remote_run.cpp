@@ -248,7 +248,16 @@ class RemoteRunner {
       std::cerr << fmt::format("[{}/{}] queued on the server: position {}\n",
                                i + 1, images, data.value("position", 0));
     } else if (kind == "phase" && data.contains("event")) {
-      mold::PhaseEvent e = mold::parse_phase_event_json(data["event"].dump());
+      mold::PhaseEvent e;
+      try {
+        e = mold::parse_phase_event_json(data["event"].dump());
+      } catch (const mold::ParseError& error) {
+        throw mold::Error(fmt::format(
+            "the server at {} sent a progress event of image {} that this "
+            "client cannot read ({}): is it a mold server of this version "
+            "({})?",
+            run_.server.display(), i + 1, error.what(), MOLD_VERSION));
+      }
       e.image = i;
       e.images = images;
       progress_.on_phase(e);

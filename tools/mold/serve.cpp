@@ -229,6 +229,7 @@ int serve(const ServeRequest& request) {
   const bool drained =
       service.drain(std::chrono::seconds(request.drain_timeout));
   service.stop();
+  routes.stop();
   server.stop();
   std::cerr << (drained
                     ? "mold serve: stopped\n"
