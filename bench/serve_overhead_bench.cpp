@@ -21,6 +21,7 @@
 #include <nlohmann/json.hpp>
 
 #include "bench_server.hpp"
+#include "tiny_zimage.hpp"
 
 namespace {
 
@@ -42,23 +43,14 @@ int main(int argc, char** argv) {
   const int size = argc > 3 ? std::max(16, std::atoi(argv[3]) / 16 * 16) : 128;
   const int steps = 4;
 
-  mold::Registry registry;
-  mold::PluginLoader(registry).load_directory(MOLD_BENCH_PLUGIN_DIR);
-  const mold::ModelFamily* family = registry.family("zimage");
-  if (!family || !family->make_pipeline) {
-    fmt::print(stderr, "serve_overhead_bench: no zimage plugin in {}\n",
-               MOLD_BENCH_PLUGIN_DIR);
+  std::unique_ptr<mold_bench::TinyZImage> model;
+  try {
+    model = std::make_unique<mold_bench::TinyZImage>(MOLD_BENCH_PLUGIN_DIR);
+  } catch (const std::exception& e) {
+    fmt::print(stderr, "serve_overhead_bench: {}\n", e.what());
     return 1;
   }
-  mold::PipelineOptions options;
-  options.model = "z-image-turbo";
-  options.variant = "bf16";
-  options.arch = mold::ArchSpec::parse("tiny");
-  options.dtype = "float32";
-  options.backend = "cpu";
-  auto pipeline = family->make_pipeline(options);
-  mold::ModelCache cache(registry.create_backend("cpu"));
-  mold::Runner runner(*pipeline, cache, registry);
+  mold::Runner& runner = *model->runner;
   mold::GenerateRequest request;
   request.prompt = "a red fox in the snow";
   request.width = request.height = size;

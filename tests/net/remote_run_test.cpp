@@ -7,6 +7,7 @@
 #include <catch2/catch.hpp>
 #include <filesystem>
 #include <fstream>
+#include <mold/net/http_client.hpp>
 #include <nlohmann/json.hpp>
 
 #include "support/paths.hpp"
@@ -159,9 +160,16 @@ TEST_CASE(
   CHECK_THAT(r.err, Catch::Contains("image 2 of --batch 2"));
   CHECK_THAT(r.err, Catch::Contains("on the server (" + server.host() + ")"));
   CHECK_THAT(r.err, Catch::Contains("molddiag leak --remote " + server.host()));
-  // The server says so too, and is still there.
+  // The server is still there and counted it.
   CHECK(server.alive());
-  CHECK_THAT(server.log(), Catch::Contains("\"status\":200"));
+  mold::net::HttpClient client(
+      mold::net::parse_server_address(server.host(), "test"));
+  const std::string metrics = client.request("GET", "/metrics").body;
+  CHECK_THAT(metrics, Catch::Contains("mold_ooms_total{backend=\"cpu\"} 1"));
+  CHECK_THAT(metrics,
+             Catch::Contains("mold_generations_total{outcome=\"oom\"} 1"));
+  CHECK_THAT(metrics,
+             Catch::Contains("mold_generations_total{outcome=\"ok\"} 1"));
 }
 
 TEST_CASE("molddiag leak --remote finds a planted server-side leak",
