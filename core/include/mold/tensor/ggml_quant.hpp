@@ -1,0 +1,68 @@
+#pragma once
+/// ggml's tensor types as GGUF files store them: the plain ones (F32, F16,
+/// BF16) and the block quantizations mold reads (Q4_0, Q4_1, Q5_0, Q5_1,
+/// Q8_0; the K-quants Q4_K, Q5_K, Q6_K), with their block sizes and the
+/// reference dequantization of the format description, element by element.
+/// Torch-free: this is the arithmetic that mold/tensor/quantized_tensor.hpp
+/// runs as tensor operations on any device, and what tests check it against.
+
+#include <cstddef>
+#include <cstdint>
+#include <optional>
+#include <string_view>
+
+namespace mold {
+
+/// The values of ggml's `ggml_type` (ggml.h), as stored in GGUF tensor
+/// infos.
+enum class GgmlType : std::uint32_t {
+  f32 = 0,
+  f16 = 1,
+  q4_0 = 2,
+  q4_1 = 3,
+  q5_0 = 6,
+  q5_1 = 7,
+  q8_0 = 8,
+  q8_1 = 9,
+  q2_k = 10,
+  q3_k = 11,
+  q4_k = 12,
+  q5_k = 13,
+  q6_k = 14,
+  q8_k = 15,
+  bf16 = 30,
+};
+
+/// What a type is: its name as ggml writes it ("Q4_K"), how many elements a
+/// block holds and how many bytes it takes, and whether mold reads it.
+struct GgmlTypeInfo {
+  GgmlType type;
+  std::string_view name;
+  std::size_t block_elements;
+  std::size_t block_bytes;
+  bool supported;  ///< dequantize_blocks() and dequantize() take it
+};
+
+/// The info of a type id from a file; nullptr for an id ggml has not defined
+/// (or that mold does not know by name).
+const GgmlTypeInfo* ggml_type_info(std::uint32_t id);
+/// "Q4_K", or "type 99" for an unknown id.
+std::string ggml_type_name(std::uint32_t id);
+
+/// Bytes of `elements` elements of `type`; nullopt when `elements` is not a
+/// whole number of blocks or the bytes would overflow.
+std::optional<std::uint64_t> ggml_bytes(const GgmlTypeInfo& type,
+                                        std::uint64_t elements);
+
+/// IEEE half and bfloat16 bit patterns as floats (exact).
+float half_to_float(std::uint16_t bits);
+float bfloat16_to_float(std::uint16_t bits);
+
+/// Dequantizes `elements` elements (a whole number of blocks) of a supported
+/// type from `blocks` (little-endian, as in the file) into `out`, following
+/// ggml's reference formulas (dequantize_row_* of ggml-quants.c) in float32.
+/// Throws InvalidArgument for an unsupported type or a partial block.
+void dequantize_blocks(GgmlType type, const std::uint8_t* blocks,
+                       std::size_t elements, float* out);
+
+}  // namespace mold

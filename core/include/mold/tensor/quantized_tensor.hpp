@@ -1,0 +1,45 @@
+#pragma once
+/// A weight kept as its GGUF blocks in device memory and dequantized when its
+/// layer runs: a q4 checkpoint holds ~4.5 bits per weight on the device, not
+/// 16. Dequantization is a few tensor operations on the blocks (bit masks,
+/// shifts, a multiply and an add per element, in float32 as ggml's reference
+/// does it), so it runs on whatever device holds them and matches
+/// mold/tensor/ggml_quant.hpp's reference bit for bit.
+
+#include <ATen/ATen.h>
+
+#include <cstdint>
+#include <vector>
+
+#include "mold/base/bytes.hpp"
+#include "mold/tensor/ggml_quant.hpp"
+#include "mold/tensor/gguf_file.hpp"
+
+namespace mold {
+
+struct QuantizedTensor {
+  GgmlType type = GgmlType::f32;
+  std::vector<std::int64_t> shape;  ///< PyTorch order (outermost first)
+  at::Tensor blocks;  ///< uint8, [blocks, block bytes], on its device
+
+  std::int64_t numel() const;
+  /// Device bytes it holds: exactly its bytes in the file.
+  Bytes bytes() const;
+};
+
+/// The tensor `info` of `file` as blocks on `device` (one copy from the
+/// mapping). Throws GgufError for a type mold cannot dequantize.
+QuantizedTensor load_quantized(const GgufFile& file, const GgufTensorInfo& info,
+                               const at::Device& device);
+
+/// The blocks of `blocks` (uint8, a whole number of `type` blocks) wrapped
+/// with their shape. Throws InvalidArgument when they do not match.
+QuantizedTensor make_quantized(GgmlType type, std::vector<std::int64_t> shape,
+                               at::Tensor blocks);
+
+/// The weight in `dtype` on the blocks' device: ggml's reference arithmetic in
+/// float32, then converted.
+at::Tensor dequantize(const QuantizedTensor& tensor,
+                      at::ScalarType dtype = at::kFloat);
+
+}  // namespace mold

@@ -1,0 +1,284 @@
+#include "mold/tensor/ggml_quant.hpp"
+
+#include <fmt/format.h>
+
+#include <array>
+#include <cstring>
+#include <limits>
+
+#include "mold/base/error.hpp"
+
+namespace mold {
+
+namespace {
+
+constexpr std::size_t kQK = 32;    // elements of a Q4_0 .. Q8_0 block
+constexpr std::size_t kQKK = 256;  // elements of a K-quant super-block
+
+constexpr std::array<GgmlTypeInfo, 15> kTypes = {{
+    {GgmlType::f32, "F32", 1, 4, true},
+    {GgmlType::f16, "F16", 1, 2, true},
+    {GgmlType::q4_0, "Q4_0", kQK, 2 + 16, true},
+    {GgmlType::q4_1, "Q4_1", kQK, 2 + 2 + 16, true},
+    {GgmlType::q5_0, "Q5_0", kQK, 2 + 4 + 16, true},
+    {GgmlType::q5_1, "Q5_1", kQK, 2 + 2 + 4 + 16, true},
+    {GgmlType::q8_0, "Q8_0", kQK, 2 + 32, true},
+    {GgmlType::q8_1, "Q8_1", kQK, 2 + 2 + 32, false},
+    {GgmlType::q2_k, "Q2_K", kQKK, 16 + 64 + 2 + 2, false},
+    {GgmlType::q3_k, "Q3_K", kQKK, 32 + 64 + 12 + 2, false},
+    {GgmlType::q4_k, "Q4_K", kQKK, 2 + 2 + 12 + 128, true},
+    {GgmlType::q5_k, "Q5_K", kQKK, 2 + 2 + 12 + 32 + 128, true},
+    {GgmlType::q6_k, "Q6_K", kQKK, 128 + 64 + 16 + 2, true},
+    {GgmlType::q8_k, "Q8_K", kQKK, 4 + 256 + 32, false},
+    {GgmlType::bf16, "BF16", 1, 2, true},
+}};
+
+std::uint16_t u16(const std::uint8_t* p) {
+  return std::uint16_t(p[0] | (p[1] << 8));
+}
+float half_at(const std::uint8_t* p) { return half_to_float(u16(p)); }
+
+/// The 6-bit scale and min of sub-block j of a Q4_K/Q5_K super-block, packed
+/// in 12 bytes: sub-blocks 0-3 in the low 6 bits of bytes 0-3 (scales) and
+/// 4-7 (mins); sub-blocks 4-7 in the nibbles of bytes 8-11 with their top 2
+/// bits in the high bits of bytes 0-7.
+void scale_min_k4(int j, const std::uint8_t* q, std::uint8_t& scale,
+                  std::uint8_t& min) {
+  if (j < 4) {
+    scale = q[j] & 63;
+    min = q[j + 4] & 63;
+  } else {
+    scale = std::uint8_t((q[j + 4] & 0xF) | ((q[j - 4] >> 6) << 4));
+    min = std::uint8_t((q[j + 4] >> 4) | ((q[j] >> 6) << 4));
+  }
+}
+
+void q4_0(const std::uint8_t* b, float* y) {
+  const float d = half_at(b);
+  const std::uint8_t* qs = b + 2;
+  for (std::size_t j = 0; j < 16; ++j) {
+    y[j] = float((qs[j] & 0x0F) - 8) * d;
+    y[j + 16] = float((qs[j] >> 4) - 8) * d;
+  }
+}
+
+void q4_1(const std::uint8_t* b, float* y) {
+  const float d = half_at(b), m = half_at(b + 2);
+  const std::uint8_t* qs = b + 4;
+  for (std::size_t j = 0; j < 16; ++j) {
+    y[j] = float(qs[j] & 0x0F) * d + m;
+    y[j + 16] = float(qs[j] >> 4) * d + m;
+  }
+}
+
+void q5_0(const std::uint8_t* b, float* y) {
+  const float d = half_at(b);
+  std::uint32_t qh;
+  std::memcpy(&qh, b + 2, 4);  // little-endian on every machine mold runs on
+  const std::uint8_t* qs = b + 6;
+  for (std::size_t j = 0; j < 16; ++j) {
+    const int high0 = int(((qh >> j) << 4) & 0x10);
+    const int high1 = int((qh >> (j + 12)) & 0x10);
+    y[j] = float(((qs[j] & 0x0F) | high0) - 16) * d;
+    y[j + 16] = float(((qs[j] >> 4) | high1) - 16) * d;
+  }
+}
+
+void q5_1(const std::uint8_t* b, float* y) {
+  const float d = half_at(b), m = half_at(b + 2);
+  std::uint32_t qh;
+  std::memcpy(&qh, b + 4, 4);
+  const std::uint8_t* qs = b + 8;
+  for (std::size_t j = 0; j < 16; ++j) {
+    const int high0 = int(((qh >> j) << 4) & 0x10);
+    const int high1 = int((qh >> (j + 12)) & 0x10);
+    y[j] = float((qs[j] & 0x0F) | high0) * d + m;
+    y[j + 16] = float((qs[j] >> 4) | high1) * d + m;
+  }
+}
+
+void q8_0(const std::uint8_t* b, float* y) {
+  const float d = half_at(b);
+  for (std::size_t j = 0; j < 32; ++j)
+    y[j] = float(static_cast<std::int8_t>(b[2 + j])) * d;
+}
+
+void q4_k(const std::uint8_t* b, float* y) {
+  const float d = half_at(b), dmin = half_at(b + 2);
+  const std::uint8_t* scales = b + 4;
+  const std::uint8_t* q = b + 16;
+  int is = 0;
+  for (std::size_t j = 0; j < kQKK; j += 64) {
+    std::uint8_t sc, mn;
+    scale_min_k4(is, scales, sc, mn);
+    const float d1 = d * sc, m1 = dmin * mn;
+    scale_min_k4(is + 1, scales, sc, mn);
+    const float d2 = d * sc, m2 = dmin * mn;
+    for (int l = 0; l < 32; ++l) *y++ = d1 * float(q[l] & 0xF) - m1;
+    for (int l = 0; l < 32; ++l) *y++ = d2 * float(q[l] >> 4) - m2;
+    q += 32;
+    is += 2;
+  }
+}
+
+void q5_k(const std::uint8_t* b, float* y) {
+  const float d = half_at(b), dmin = half_at(b + 2);
+  const std::uint8_t* scales = b + 4;
+  const std::uint8_t* qh = b + 16;
+  const std::uint8_t* ql = b + 48;
+  int is = 0;
+  std::uint8_t u1 = 1, u2 = 2;
+  for (std::size_t j = 0; j < kQKK; j += 64) {
+    std::uint8_t sc, mn;
+    scale_min_k4(is, scales, sc, mn);
+    const float d1 = d * sc, m1 = dmin * mn;
+    scale_min_k4(is + 1, scales, sc, mn);
+    const float d2 = d * sc, m2 = dmin * mn;
+    for (int l = 0; l < 32; ++l)
+      *y++ = d1 * float((ql[l] & 0xF) + (qh[l] & u1 ? 16 : 0)) - m1;
+    for (int l = 0; l < 32; ++l)
+      *y++ = d2 * float((ql[l] >> 4) + (qh[l] & u2 ? 16 : 0)) - m2;
+    ql += 32;
+    is += 2;
+    u1 = std::uint8_t(u1 << 2);
+    u2 = std::uint8_t(u2 << 2);
+  }
+}
+
+void q6_k(const std::uint8_t* b, float* y) {
+  const std::uint8_t* ql = b;
+  const std::uint8_t* qh = b + 128;
+  const auto* sc = reinterpret_cast<const std::int8_t*>(b + 192);
+  const float d = half_at(b + 208);
+  for (std::size_t n = 0; n < kQKK; n += 128) {
+    for (int l = 0; l < 32; ++l) {
+      const int is = l / 16;
+      const int q1 = ((ql[l] & 0xF) | (((qh[l] >> 0) & 3) << 4)) - 32;
+      const int q2 = ((ql[l + 32] & 0xF) | (((qh[l] >> 2) & 3) << 4)) - 32;
+      const int q3 = ((ql[l] >> 4) | (((qh[l] >> 4) & 3) << 4)) - 32;
+      const int q4 = ((ql[l + 32] >> 4) | (((qh[l] >> 6) & 3) << 4)) - 32;
+      y[l] = d * float(sc[is]) * float(q1);
+      y[l + 32] = d * float(sc[is + 2]) * float(q2);
+      y[l + 64] = d * float(sc[is + 4]) * float(q3);
+      y[l + 96] = d * float(sc[is + 6]) * float(q4);
+    }
+    y += 128;
+    ql += 64;
+    qh += 32;
+    sc += 8;
+  }
+}
+
+}  // namespace
+
+const GgmlTypeInfo* ggml_type_info(std::uint32_t id) {
+  for (const auto& info : kTypes)
+    if (std::uint32_t(info.type) == id) return &info;
+  return nullptr;
+}
+
+std::string ggml_type_name(std::uint32_t id) {
+  const GgmlTypeInfo* info = ggml_type_info(id);
+  return info ? std::string(info->name) : fmt::format("type {}", id);
+}
+
+std::optional<std::uint64_t> ggml_bytes(const GgmlTypeInfo& type,
+                                        std::uint64_t elements) {
+  if (elements % type.block_elements) return std::nullopt;
+  const std::uint64_t blocks = elements / type.block_elements;
+  if (blocks > std::numeric_limits<std::uint64_t>::max() / type.block_bytes)
+    return std::nullopt;
+  return blocks * type.block_bytes;
+}
+
+float half_to_float(std::uint16_t h) {
+  const std::uint32_t sign = std::uint32_t(h & 0x8000) << 16;
+  std::uint32_t exponent = (h >> 10) & 0x1F;
+  std::uint32_t mantissa = h & 0x3FF;
+  std::uint32_t bits;
+  if (exponent == 0) {
+    if (mantissa == 0) {
+      bits = sign;
+    } else {  // subnormal: normalise
+      exponent = 127 - 15 + 1;
+      while (!(mantissa & 0x400)) {
+        mantissa <<= 1;
+        --exponent;
+      }
+      bits = sign | (exponent << 23) | ((mantissa & 0x3FF) << 13);
+    }
+  } else if (exponent == 0x1F) {
+    bits = sign | 0x7F800000u | (mantissa << 13);
+  } else {
+    bits = sign | ((exponent + 127 - 15) << 23) | (mantissa << 13);
+  }
+  float f;
+  std::memcpy(&f, &bits, 4);
+  return f;
+}
+
+float bfloat16_to_float(std::uint16_t bits) {
+  const std::uint32_t wide = std::uint32_t(bits) << 16;
+  float f;
+  std::memcpy(&f, &wide, 4);
+  return f;
+}
+
+void dequantize_blocks(GgmlType type, const std::uint8_t* blocks,
+                       std::size_t elements, float* out) {
+  const GgmlTypeInfo* info = ggml_type_info(std::uint32_t(type));
+  if (!info || !info->supported)
+    throw InvalidArgument(fmt::format(
+        "cannot dequantize {}: mold reads F32, F16, BF16, Q4_0, Q4_1, Q5_0, "
+        "Q5_1, Q8_0, Q4_K, Q5_K and Q6_K",
+        ggml_type_name(std::uint32_t(type))));
+  if (elements % info->block_elements)
+    throw InvalidArgument(
+        fmt::format("{} elements are not a whole number of {} blocks ({} each)",
+                    elements, info->name, info->block_elements));
+  void (*block)(const std::uint8_t*, float*) = nullptr;
+  switch (type) {
+  case GgmlType::f32:
+    std::memcpy(out, blocks, elements * 4);
+    return;
+  case GgmlType::f16:
+    for (std::size_t i = 0; i < elements; ++i)
+      out[i] = half_to_float(u16(blocks + 2 * i));
+    return;
+  case GgmlType::bf16:
+    for (std::size_t i = 0; i < elements; ++i)
+      out[i] = bfloat16_to_float(u16(blocks + 2 * i));
+    return;
+  case GgmlType::q4_0:
+    block = q4_0;
+    break;
+  case GgmlType::q4_1:
+    block = q4_1;
+    break;
+  case GgmlType::q5_0:
+    block = q5_0;
+    break;
+  case GgmlType::q5_1:
+    block = q5_1;
+    break;
+  case GgmlType::q8_0:
+    block = q8_0;
+    break;
+  case GgmlType::q4_k:
+    block = q4_k;
+    break;
+  case GgmlType::q5_k:
+    block = q5_k;
+    break;
+  case GgmlType::q6_k:
+    block = q6_k;
+    break;
+  default:
+    break;
+  }
+  const std::size_t count = elements / info->block_elements;
+  for (std::size_t i = 0; i < count; ++i)
+    block(blocks + i * info->block_bytes, out + i * info->block_elements);
+}
+
+}  // namespace mold

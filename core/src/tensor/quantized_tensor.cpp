@@ -1,0 +1,223 @@
+#include "mold/tensor/quantized_tensor.hpp"
+
+#include <fmt/format.h>
+
+#include "mold/base/error.hpp"
+
+namespace mold {
+
+namespace {
+
+using at::indexing::Slice;
+
+/// Bytes [from, from + count) of every block, as int32 (room for shifts).
+at::Tensor field(const at::Tensor& blocks, std::int64_t from,
+                 std::int64_t count) {
+  return blocks.index({Slice(), Slice(from, from + count)})
+      .to(at::kInt)
+      .contiguous();
+}
+
+/// The little-endian half at byte `from` of every block, as float32 [n, 1].
+at::Tensor half_field(const at::Tensor& blocks, std::int64_t from) {
+  return blocks.index({Slice(), Slice(from, from + 2)})
+      .contiguous()
+      .view(at::kHalf)
+      .to(at::kFloat);
+}
+
+/// Q4_K and Q5_K: the 8 six-bit scales and mins of each super-block from its
+/// 12 packed bytes (see ggml_quant.cpp's scale_min_k4).
+std::pair<at::Tensor, at::Tensor> scales_mins_k4(const at::Tensor& q) {
+  // q: int32 [n, 12]
+  const at::Tensor low_scale = q.index({Slice(), Slice(0, 4)}).bitwise_and(63);
+  const at::Tensor low_min = q.index({Slice(), Slice(4, 8)}).bitwise_and(63);
+  const at::Tensor high_scale =
+      q.index({Slice(), Slice(8, 12)})
+          .bitwise_and(0xF)
+          .bitwise_or(
+              q.index({Slice(), Slice(0, 4)}).__rshift__(6).__lshift__(4));
+  const at::Tensor high_min =
+      q.index({Slice(), Slice(8, 12)})
+          .__rshift__(4)
+          .bitwise_or(
+              q.index({Slice(), Slice(4, 8)}).__rshift__(6).__lshift__(4));
+  return {at::cat({low_scale, high_scale}, 1).to(at::kFloat),
+          at::cat({low_min, high_min}, 1).to(at::kFloat)};
+}
+
+/// The 32 elements of Q4_0..Q5_1 blocks: low nibbles then high nibbles.
+at::Tensor nibbles32(const at::Tensor& qs) {
+  return at::cat({qs.bitwise_and(0xF), qs.__rshift__(4)}, 1);
+}
+
+/// Bit j (0..31) of each block's 4-byte qh, as int32 [n, 32].
+at::Tensor high_bits32(const at::Tensor& qh_bytes) {
+  const at::Tensor qh =
+      qh_bytes.index({Slice(), 0})
+          .bitwise_or(qh_bytes.index({Slice(), 1}).__lshift__(8))
+          .bitwise_or(qh_bytes.index({Slice(), 2}).__lshift__(16))
+          .to(at::kLong)
+          .bitwise_or(
+              qh_bytes.index({Slice(), 3}).to(at::kLong).__lshift__(24));
+  const at::Tensor shifts = at::arange(32, qh.options().dtype(at::kLong));
+  return qh.unsqueeze(1).__rshift__(shifts).bitwise_and(1).to(at::kInt);
+}
+
+at::Tensor dequantize_float(const QuantizedTensor& t) {
+  const at::Tensor& b = t.blocks;
+  const std::int64_t n = b.size(0);
+  switch (t.type) {
+  case GgmlType::f32:
+    return b.contiguous().view(at::kFloat).reshape({-1});
+  case GgmlType::f16:
+    return b.contiguous().view(at::kHalf).reshape({-1}).to(at::kFloat);
+  case GgmlType::bf16:
+    return b.contiguous().view(at::kBFloat16).reshape({-1}).to(at::kFloat);
+  case GgmlType::q4_0: {
+    const at::Tensor d = half_field(b, 0);
+    return ((nibbles32(field(b, 2, 16)) - 8).to(at::kFloat) * d).reshape({-1});
+  }
+  case GgmlType::q4_1: {
+    const at::Tensor d = half_field(b, 0), m = half_field(b, 2);
+    return (nibbles32(field(b, 4, 16)).to(at::kFloat) * d + m).reshape({-1});
+  }
+  case GgmlType::q5_0: {
+    const at::Tensor d = half_field(b, 0);
+    const at::Tensor q =
+        nibbles32(field(b, 6, 16))
+            .bitwise_or(high_bits32(field(b, 2, 4)).__lshift__(4));
+    return ((q - 16).to(at::kFloat) * d).reshape({-1});
+  }
+  case GgmlType::q5_1: {
+    const at::Tensor d = half_field(b, 0), m = half_field(b, 2);
+    const at::Tensor q =
+        nibbles32(field(b, 8, 16))
+            .bitwise_or(high_bits32(field(b, 4, 4)).__lshift__(4));
+    return (q.to(at::kFloat) * d + m).reshape({-1});
+  }
+  case GgmlType::q8_0: {
+    const at::Tensor d = half_field(b, 0);
+    const at::Tensor q = b.index({Slice(), Slice(2, 34)})
+                             .contiguous()
+                             .view(at::kChar)
+                             .to(at::kFloat);
+    return (q * d).reshape({-1});
+  }
+  case GgmlType::q4_k:
+  case GgmlType::q5_k: {
+    const bool five = t.type == GgmlType::q5_k;
+    const at::Tensor d = half_field(b, 0), dmin = half_field(b, 2);
+    auto [scales, mins] = scales_mins_k4(field(b, 4, 12));
+    // 4 chunks of 32 bytes; each gives sub-block 2c (low nibbles) and 2c + 1
+    // (high nibbles): [n, 4, 2, 32] -> [n, 8, 32].
+    const at::Tensor qs = field(b, five ? 48 : 16, 128).view({n, 4, 1, 32});
+    at::Tensor q =
+        at::cat({qs.bitwise_and(0xF), qs.__rshift__(4)}, 2).view({n, 8, 32});
+    if (five) {
+      // Sub-block s takes bit s of each of the 32 qh bytes as its 16.
+      const at::Tensor qh = field(b, 16, 32).view({n, 1, 32});
+      const at::Tensor bit = at::arange(8, qh.options()).view({1, 8, 1});
+      q = q + qh.__rshift__(bit).bitwise_and(1) * 16;
+    }
+    const at::Tensor d1 = (d * scales).unsqueeze(2);
+    const at::Tensor m1 = (dmin * mins).unsqueeze(2);
+    return (d1 * q.to(at::kFloat) - m1).reshape({-1});
+  }
+  case GgmlType::q6_k: {
+    const at::Tensor d = half_field(b, 208);
+    const at::Tensor ql = field(b, 0, 128).view({n, 2, 64});
+    const at::Tensor qh = field(b, 128, 64).view({n, 2, 32});
+    const at::Tensor sc = b.index({Slice(), Slice(192, 208)})
+                              .contiguous()
+                              .view(at::kChar)
+                              .to(at::kFloat)
+                              .view({n, 2, 8});
+    const at::Tensor ql_a = ql.index({Slice(), Slice(), Slice(0, 32)});
+    const at::Tensor ql_b = ql.index({Slice(), Slice(), Slice(32, 64)});
+    const at::Tensor q1 =
+        ql_a.bitwise_and(0xF).bitwise_or(qh.bitwise_and(3).__lshift__(4));
+    const at::Tensor q2 = ql_b.bitwise_and(0xF).bitwise_or(
+        qh.__rshift__(2).bitwise_and(3).__lshift__(4));
+    const at::Tensor q3 = ql_a.__rshift__(4).bitwise_or(
+        qh.__rshift__(4).bitwise_and(3).__lshift__(4));
+    const at::Tensor q4 = ql_b.__rshift__(4).bitwise_or(
+        qh.__rshift__(6).bitwise_and(3).__lshift__(4));
+    // [n, 2 halves, 128]: elements l, l + 32, l + 64, l + 96 of each half.
+    const at::Tensor q = (at::cat({q1, q2, q3, q4}, 2) - 32).to(at::kFloat);
+    // Element e of a half has scale e / 16.
+    const at::Tensor scale = (d.view({n, 1, 1}) * sc).repeat_interleave(16, 2);
+    return (scale * q).reshape({-1});
+  }
+  default:
+    break;
+  }
+  throw InvalidArgument(fmt::format("cannot dequantize {}",
+                                    ggml_type_name(std::uint32_t(t.type))));
+}
+
+}  // namespace
+
+std::int64_t QuantizedTensor::numel() const {
+  std::int64_t n = 1;
+  for (const auto d : shape) n *= d;
+  return n;
+}
+
+Bytes QuantizedTensor::bytes() const {
+  return blocks.defined() ? Bytes(blocks.numel()) : 0;
+}
+
+QuantizedTensor make_quantized(GgmlType type, std::vector<std::int64_t> shape,
+                               at::Tensor blocks) {
+  const GgmlTypeInfo* info = ggml_type_info(std::uint32_t(type));
+  if (!info || !info->supported)
+    throw InvalidArgument(
+        fmt::format("cannot keep {} weights: mold reads F32, "
+                    "F16, BF16, Q4_0, Q4_1, Q5_0, Q5_1, Q8_0, "
+                    "Q4_K, Q5_K and Q6_K",
+                    ggml_type_name(std::uint32_t(type))));
+  QuantizedTensor t;
+  t.type = type;
+  t.shape = std::move(shape);
+  const std::int64_t elements = t.numel();
+  if (blocks.scalar_type() != at::kByte || elements <= 0 ||
+      elements % std::int64_t(info->block_elements) ||
+      blocks.numel() != elements / std::int64_t(info->block_elements) *
+                            std::int64_t(info->block_bytes))
+    throw InvalidArgument(fmt::format(
+        "{} blocks for a tensor of {} elements: expected {} bytes of uint8, "
+        "got {} of {}",
+        info->name, elements,
+        elements / std::int64_t(info->block_elements) *
+            std::int64_t(info->block_bytes),
+        blocks.numel(), std::string(c10::toString(blocks.scalar_type()))));
+  t.blocks = blocks.reshape({elements / std::int64_t(info->block_elements),
+                             std::int64_t(info->block_bytes)});
+  return t;
+}
+
+QuantizedTensor load_quantized(const GgufFile& file, const GgufTensorInfo& info,
+                               const at::Device& device) {
+  const GgmlTypeInfo* type = ggml_type_info(info.type);
+  if (!type || !type->supported)
+    throw GgufError(fmt::format(
+        "GGUF {}: tensor \"{}\" is {}, which mold cannot dequantize (it reads "
+        "F32, F16, BF16, Q4_0, Q4_1, Q5_0, Q5_1, Q8_0, Q4_K, Q5_K and Q6_K)",
+        file.path().string(), info.name, ggml_type_name(info.type)));
+  // One copy, straight from the mapping to the device.
+  const at::Tensor mapped = at::from_blob(
+      const_cast<std::uint8_t*>(file.data(info)), {std::int64_t(info.bytes)},
+      at::TensorOptions().dtype(at::kByte));
+  at::Tensor blocks = device.is_cpu() ? mapped.clone() : mapped.to(device);
+  return make_quantized(GgmlType(info.type), info.torch_shape(),
+                        std::move(blocks));
+}
+
+at::Tensor dequantize(const QuantizedTensor& tensor, at::ScalarType dtype) {
+  at::Tensor flat = dequantize_float(tensor);
+  at::Tensor shaped = flat.view(tensor.shape);
+  return dtype == at::kFloat ? shaped : shaped.to(dtype);
+}
+
+}  // namespace mold
