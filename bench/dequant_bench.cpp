@@ -1,0 +1,90 @@
+// The cost of keeping a layer's weight quantized: a linear layer of the
+// Qwen-Image transformer's width (3072 x 3072) over a step's tokens, with
+// its weight in bf16 against the same layer whose weight is GGUF blocks
+// dequantized to bf16 as it runs (what a q4 variant does for every layer of
+// every step). Rounds alternate; the ratio of the medians is the overhead
+// (target: <= 1.3). Weights are random blocks with finite scales.
+//
+//   ./build/bin/dequant_bench [rounds] [tokens] [width]
+//   (default: 5 rounds, 1024 tokens, 3072)
+
+#include <ATen/ATen.h>
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <chrono>
+#include <cstring>
+#include <functional>
+#include <mold/tensor/ggml_quant.hpp>
+#include <mold/tensor/quantized_tensor.hpp>
+#include <random>
+#include <vector>
+
+namespace {
+
+double median(std::vector<double> v) {
+  std::sort(v.begin(), v.end());
+  return v[v.size() / 2];
+}
+
+at::Tensor random_blocks(mold::GgmlType type, std::int64_t elements,
+                         std::mt19937& random) {
+  const mold::GgmlTypeInfo& info = *mold::ggml_type_info(std::uint32_t(type));
+  const std::int64_t blocks = elements / std::int64_t(info.block_elements);
+  std::vector<std::uint8_t> bytes(std::size_t(blocks) * info.block_bytes);
+  for (auto& b : bytes) b = std::uint8_t(random());
+  const std::size_t scale_at = type == mold::GgmlType::q6_k ? 208 : 0;
+  for (std::int64_t i = 0; i < blocks; ++i) {
+    std::uint8_t* block = bytes.data() + std::size_t(i) * info.block_bytes;
+    const std::uint16_t small = at::Half(0.001f).x;
+    std::memcpy(block + scale_at, &small, 2);
+    if (type != mold::GgmlType::q6_k && type != mold::GgmlType::q4_0 &&
+        type != mold::GgmlType::q8_0 && type != mold::GgmlType::q5_0)
+      std::memcpy(block + 2, &small, 2);
+  }
+  return at::from_blob(bytes.data(), {std::int64_t(bytes.size())}, at::kByte)
+      .clone();
+}
+
+double seconds(const std::function<void()>& f) {
+  const auto t = std::chrono::steady_clock::now();
+  f();
+  return std::chrono::duration<double>(std::chrono::steady_clock::now() - t)
+      .count();
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  const int rounds = argc > 1 ? std::max(1, std::atoi(argv[1])) : 5;
+  const std::int64_t tokens = argc > 2 ? std::max(1, std::atoi(argv[2])) : 1024;
+  const std::int64_t width =
+      argc > 3 ? std::max(256, std::atoi(argv[3]) / 256 * 256) : 3072;
+  std::mt19937 random(1);
+  const at::Tensor x = at::randn({tokens, width}).to(at::kBFloat16);
+  fmt::print(
+      "linear {} x {} over {} tokens (bf16 compute), {} rounds, alternating\n",
+      width, width, tokens, rounds);
+  for (const mold::GgmlType type :
+       {mold::GgmlType::q4_0, mold::GgmlType::q8_0, mold::GgmlType::q4_k,
+        mold::GgmlType::q5_k, mold::GgmlType::q6_k}) {
+    const mold::QuantizedTensor q = mold::make_quantized(
+        type, {width, width}, random_blocks(type, width * width, random));
+    const at::Tensor w = mold::dequantize(q, at::kBFloat16);
+    std::vector<double> plain, quantized;
+    at::Tensor sink;
+    for (int r = 0; r < rounds; ++r) {
+      plain.push_back(seconds([&] { sink = at::linear(x, w); }));
+      quantized.push_back(seconds(
+          [&] { sink = at::linear(x, mold::dequantize(q, at::kBFloat16)); }));
+    }
+    const double p = median(plain), d = median(quantized);
+    fmt::print(
+        "  {:<5} {:6.2f} bits/weight: bf16 weight {:8.1f} ms, dequantized per "
+        "call {:8.1f} ms, ratio {:.3f}  (target <= 1.3)\n",
+        mold::ggml_type_name(std::uint32_t(type)),
+        double(q.bytes()) * 8 / double(width * width), p * 1000, d * 1000,
+        d / p);
+  }
+  return 0;
+}
