@@ -6,7 +6,7 @@
 namespace mold::net {
 
 int status_of(std::string_view code) {
-  static const std::array<std::pair<std::string_view, int>, 17> table = {{
+  static const std::array<std::pair<std::string_view, int>, 18> table = {{
       {codes::kBadRequest, 400},
       {codes::kInvalidJson, 400},
       {codes::kUnauthorized, 401},
@@ -23,6 +23,7 @@ int status_of(std::string_view code) {
       {codes::kInsufficientMemory, 503},
       {codes::kQueueFull, 503},
       {codes::kTooManyConnections, 503},
+      {codes::kServerBusy, 503},
       {codes::kShuttingDown, 503},
   }};
   for (const auto& [name, status] : table)

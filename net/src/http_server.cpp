@@ -62,6 +62,7 @@ struct HttpServer::State : std::enable_shared_from_this<HttpServer::State> {
       work;
   std::atomic<bool> stopped{false};
   std::atomic<std::size_t> open_connections{0};
+  std::atomic<std::size_t> bodies_in_flight{0};  // bytes reserved by bodies
   unsigned short bound_port = 0;
   std::string bound_address;
 
@@ -225,6 +226,29 @@ class Session : public std::enable_shared_from_this<Session> {
                       "most {} (mold serve --max-body)",
                       *length, server_->options.max_body)));
     }
+    // A body is counted against the server's budget from now until its
+    // handler returns: many large bodies at once are refused, not held.
+    const std::size_t want = length               ? std::size_t(*length)
+                             : parser_->chunked() ? server_->options.max_body
+                                                  : 0;
+    if (want > 0) {
+      const std::size_t budget = server_->options.max_bodies_in_flight
+                                     ? server_->options.max_bodies_in_flight
+                                     : 8 * server_->options.max_body;
+      const std::size_t before = server_->bodies_in_flight.fetch_add(want);
+      if (before + want > budget) {
+        server_->bodies_in_flight.fetch_sub(want);
+        keep_alive_ = false;
+        log_.error = "bodies in flight over the budget";
+        return respond(error_response(
+            codes::kServerBusy,
+            fmt::format("the server is receiving {} bytes of other requests' "
+                        "bodies, its limit ({}); retry in a moment",
+                        before, budget),
+            std::nullopt, {{"Retry-After", "1"}}));
+      }
+      reserved_ = want;
+    }
     const auto expect = header[http::field::expect];
     if (!expect.empty() && beast::iequals(expect, "100-continue")) {
       // Written directly: nothing else is queued while a request is read.
@@ -249,9 +273,15 @@ class Session : public std::enable_shared_from_this<Session> {
         });
   }
 
+  void release_body() {
+    if (reserved_) server_->bodies_in_flight.fetch_sub(reserved_);
+    reserved_ = 0;
+  }
+
   void on_read_error(beast::error_code ec) {
     keep_alive_ = false;
     read_timer_.cancel();
+    release_body();
     if (timed_out_) ec = beast::error::timeout;
     if (ec == http::error::end_of_stream || ec == asio::error::eof ||
         ec == asio::error::connection_reset ||
@@ -318,6 +348,10 @@ class Session : public std::enable_shared_from_this<Session> {
     ++request_no_;
 
     auto channel = std::make_shared<Channel>(shared_from_this(), request_no_);
+    struct Release {
+      Session& session;
+      ~Release() { session.release_body(); }
+    } release{*this};
     try {
       server_->handler(std::move(request), channel);
     } catch (const std::exception& e) {
@@ -439,6 +473,7 @@ class Session : public std::enable_shared_from_this<Session> {
   void close() {
     if (closed_) return;
     closed_ = true;
+    release_body();
     closed_flag_->store(true);
     read_timer_.cancel();
     if (streaming_ && log_.error.empty()) log_.error = "client disconnected";
@@ -504,6 +539,7 @@ class Session : public std::enable_shared_from_this<Session> {
   std::string continue_;
   std::array<char, 16384> drain_buffer_{};
   std::size_t drained_ = 0;
+  std::size_t reserved_ = 0;  // of the server's bodies in flight
   RequestLogEntry log_;
   Clock::time_point started_{};
 };

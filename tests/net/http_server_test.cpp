@@ -262,6 +262,35 @@ TEST_CASE("connections beyond the limit get 503", "[net][server]") {
   CHECK(status_of_response(raw_exchange(s.port(), get("/echo"))) == 200);
 }
 
+TEST_CASE("bodies beyond the in-flight budget get 503 at once",
+          "[net][server][hostile]") {
+  ServerOptions options;
+  options.max_body = 1 << 20;
+  options.max_bodies_in_flight = 3 << 20;
+  TestServer s(options);
+  const std::string announce =
+      "POST /echo HTTP/1.1\r\nHost: t\r\nContent-Length: 1048576\r\n\r\n";
+  // Three clients announce 1 MiB each and send nothing more: the budget.
+  std::vector<std::thread> holders;
+  for (int i = 0; i < 3; ++i)
+    holders.emplace_back([&] { raw_exchange(s.port(), announce, 1500); });
+  std::this_thread::sleep_for(std::chrono::milliseconds(300));
+  const std::string refused = raw_exchange(s.port(), announce, 3000);
+  CHECK(status_of_response(refused) == 503);
+  CHECK_THAT(refused, Catch::Contains("SERVER_BUSY"));
+  CHECK_THAT(refused, Catch::Contains("Retry-After: 1"));
+  // Small requests without a body still pass.
+  CHECK(status_of_response(raw_exchange(s.port(), get("/echo"))) == 200);
+  for (auto& t : holders) t.join();
+  // The holders left: their reservations are back.
+  std::this_thread::sleep_for(std::chrono::milliseconds(100));
+  const std::string body(1 << 20, 'x');
+  CHECK(status_of_response(raw_exchange(
+            s.port(), "POST /echo HTTP/1.1\r\nHost: t\r\nContent-Length: " +
+                          std::to_string(body.size()) +
+                          "\r\nConnection: close\r\n\r\n" + body)) == 200);
+}
+
 TEST_CASE("200 clients at once are all answered", "[net][server]") {
   TestServer s;
   std::atomic<int> ok{0};

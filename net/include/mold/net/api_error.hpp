@@ -35,6 +35,7 @@ inline constexpr std::string_view kInsufficientMemory =
 inline constexpr std::string_view kQueueFull = "QUEUE_FULL";  // 503
 inline constexpr std::string_view kTooManyConnections =
     "TOO_MANY_CONNECTIONS";                                         // 503
+inline constexpr std::string_view kServerBusy = "SERVER_BUSY";      // 503
 inline constexpr std::string_view kShuttingDown = "SHUTTING_DOWN";  // 503
 }  // namespace codes
 

@@ -42,6 +42,11 @@ struct ServerOptions {
   /// The most one write to a client may take.
   std::chrono::milliseconds write_timeout{60000};
   std::size_t max_connections = 1024;  ///< more get 503 TOO_MANY_CONNECTIONS
+  /// Request bodies all connections together may be receiving at once
+  /// (a body counts from its header, by its Content-Length, or max_body when
+  /// chunked, until its handler returns); a body that would pass it gets 503
+  /// SERVER_BUSY at once. 0: 8 x max_body.
+  std::size_t max_bodies_in_flight = 0;
   /// Bytes a connection may have waiting to be written before the client is
   /// taken to have stopped reading and is dropped.
   std::size_t max_pending_output = std::size_t(256) << 20;
