@@ -174,7 +174,9 @@ TEST_CASE(
 
 TEST_CASE("molddiag leak --remote finds a planted server-side leak",
           "[net][remote][profile]") {
-  ServerProcess server({"--tiny", "--quiet", "--plugin-dir", kFaultyPluginDir});
+  // The server's memory is measured: under ASan its quarantine is off.
+  ServerProcess server({"--tiny", "--quiet", "--plugin-dir", kFaultyPluginDir},
+                       measured_memory_env());
   const auto r =
       run_molddiag({"leak", "faulty-leak:denoise", "--remote", server.host(),
                     "--images", "11", "--plugin-dir", kFaultyPluginDir});
@@ -189,7 +191,7 @@ TEST_CASE("molddiag leak --remote finds a planted server-side leak",
 
 TEST_CASE("molddiag parity and leak --remote: a clean server holds parity",
           "[net][remote][profile]") {
-  ServerProcess server({"--tiny", "--quiet"});
+  ServerProcess server({"--tiny", "--quiet"}, measured_memory_env());
   const std::vector<std::string> sizes = {"--width", "64",      "--height",
                                           "64",      "--steps", "2"};
   std::vector<std::string> parity = {"parity",   "z-image-turbo", "--tiny",
