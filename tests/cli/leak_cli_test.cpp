@@ -104,8 +104,8 @@ TEST_CASE("a leak in host memory only is a host leak", "[cli][leak]") {
   CHECK(j["leak"]["host_only"] == true);
   CHECK(j["leak"]["series"]["allocated"]["grows"] == false);
   const double slope = j["leak"]["series"]["host_rss"]["slope"];
-  CHECK(slope >= 0.9 * 2048 * kKiB);
-  CHECK(slope <= 1.1 * 2048 * kKiB);
+  CHECK(slope >= 0.9 * 8192 * kKiB);
+  CHECK(slope <= 1.1 * 8192 * kKiB);
 }
 
 TEST_CASE("allocator warm-up and caching are not leaks", "[cli][leak]") {

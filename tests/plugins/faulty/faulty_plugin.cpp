@@ -8,7 +8,7 @@
 //                       the pipeline's own work) keeps 64 KiB every image
 //   faulty-park-holds   the text encoder's park() keeps a 512 KiB buffer on
 //                       the device
-//   faulty-host-leak    every image keeps 2 MiB of host memory outside the
+//   faulty-host-leak    every image keeps 8 MiB of host memory outside the
 //                       tensor allocator (malloc'd and touched)
 //   faulty-slow         no fault; each denoise step sleeps 500 ms (a job that
 //                       lasts, for the server's queue and heartbeat tests)
@@ -41,7 +41,9 @@ namespace {
 
 constexpr mold::Bytes kLeakBytes = 64 * mold::kKiB;
 constexpr mold::Bytes kParkHeldBytes = 512 * mold::kKiB;
-constexpr std::size_t kHostLeakBytes = 2 * 1024 * 1024;
+// Large beside the process's own host-memory noise (a few hundred KiB per
+// image of allocator growth), so the measured slope is within 10%.
+constexpr std::size_t kHostLeakBytes = 8 * 1024 * 1024;
 constexpr mold::Bytes kBatchLeakBytes = 3 * mold::kMiB;
 
 at::Tensor bytes_tensor(mold::Bytes bytes, float value = 1) {
