@@ -30,7 +30,6 @@ void put_half(Block& b, std::size_t at, float value) {
   b[at + 1] = std::uint8_t(bits >> 8);
 }
 
-
 // --- The format description, element by element (ggml's block layouts). ---
 
 int low_or_high(const std::uint8_t* qs, std::size_t e) {
@@ -145,6 +144,8 @@ TEST_CASE("the block sizes are the format's", "[gguf]") {
   CHECK_FALSE(ggml_bytes(*ggml_type_info(12), 100));
   CHECK(ggml_type_name(99) == "type 99");
   CHECK_FALSE(ggml_type_info(11)->supported);  // Q3_K: not read (yet)
+  CHECK(supported_ggml_types() ==
+        "F32, F16, Q4_0, Q4_1, Q5_0, Q5_1, Q8_0, Q4_K, Q5_K, Q6_K and BF16");
 }
 
 TEST_CASE("hand-built blocks give the values worked out by hand", "[gguf]") {

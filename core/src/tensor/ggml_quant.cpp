@@ -5,6 +5,7 @@
 #include <array>
 #include <cstring>
 #include <limits>
+#include <vector>
 
 #include "mold/base/error.hpp"
 
@@ -182,6 +183,19 @@ std::string ggml_type_name(std::uint32_t id) {
   return info ? std::string(info->name) : fmt::format("type {}", id);
 }
 
+std::string supported_ggml_types() {
+  std::vector<std::string_view> names;
+  for (const auto& info : kTypes)
+    if (info.supported) names.push_back(info.name);
+  std::string text;
+  for (std::size_t i = 0; i < names.size(); ++i)
+    text += std::string(i == 0                  ? ""
+                        : i + 1 == names.size() ? " and "
+                                                : ", ") +
+            std::string(names[i]);
+  return text;
+}
+
 std::optional<std::uint64_t> ggml_bytes(const GgmlTypeInfo& type,
                                         std::uint64_t elements) {
   if (elements % type.block_elements) return std::nullopt;
@@ -228,10 +242,9 @@ void dequantize_blocks(GgmlType type, const std::uint8_t* blocks,
                        std::size_t elements, float* out) {
   const GgmlTypeInfo* info = ggml_type_info(std::uint32_t(type));
   if (!info || !info->supported)
-    throw InvalidArgument(fmt::format(
-        "cannot dequantize {}: mold reads F32, F16, BF16, Q4_0, Q4_1, Q5_0, "
-        "Q5_1, Q8_0, Q4_K, Q5_K and Q6_K",
-        ggml_type_name(std::uint32_t(type))));
+    throw InvalidArgument(fmt::format("cannot dequantize {}: mold reads {}",
+                                      ggml_type_name(std::uint32_t(type)),
+                                      supported_ggml_types()));
   if (elements % info->block_elements)
     throw InvalidArgument(
         fmt::format("{} elements are not a whole number of {} blocks ({} each)",

@@ -172,11 +172,9 @@ QuantizedTensor make_quantized(GgmlType type, std::vector<std::int64_t> shape,
                                at::Tensor blocks) {
   const GgmlTypeInfo* info = ggml_type_info(std::uint32_t(type));
   if (!info || !info->supported)
-    throw InvalidArgument(
-        fmt::format("cannot keep {} weights: mold reads F32, "
-                    "F16, BF16, Q4_0, Q4_1, Q5_0, Q5_1, Q8_0, "
-                    "Q4_K, Q5_K and Q6_K",
-                    ggml_type_name(std::uint32_t(type))));
+    throw InvalidArgument(fmt::format("cannot keep {} weights: mold reads {}",
+                                      ggml_type_name(std::uint32_t(type)),
+                                      supported_ggml_types()));
   QuantizedTensor t;
   t.type = type;
   t.shape = std::move(shape);
@@ -202,9 +200,10 @@ QuantizedTensor load_quantized(const GgufFile& file, const GgufTensorInfo& info,
   const GgmlTypeInfo* type = ggml_type_info(info.type);
   if (!type || !type->supported)
     throw GgufError(fmt::format(
-        "GGUF {}: tensor \"{}\" is {}, which mold cannot dequantize (it reads "
-        "F32, F16, BF16, Q4_0, Q4_1, Q5_0, Q5_1, Q8_0, Q4_K, Q5_K and Q6_K)",
-        file.path().string(), info.name, ggml_type_name(info.type)));
+        "GGUF {}: tensor \"{}\" is {}, which mold cannot dequantize (it "
+        "reads {})",
+        file.path().string(), info.name, ggml_type_name(info.type),
+        supported_ggml_types()));
   // One copy, straight from the mapping to the device.
   const at::Tensor mapped = at::from_blob(
       const_cast<std::uint8_t*>(file.data(info)), {std::int64_t(info.bytes)},

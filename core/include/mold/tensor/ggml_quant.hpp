@@ -50,6 +50,10 @@ const GgmlTypeInfo* ggml_type_info(std::uint32_t id);
 /// "Q4_K", or "type 99" for an unknown id.
 std::string ggml_type_name(std::uint32_t id);
 
+/// "F32, F16, BF16, Q4_0, ... and Q6_K": the types mold reads, from the
+/// table, for messages.
+std::string supported_ggml_types();
+
 /// Bytes of `elements` elements of `type`; nullopt when `elements` is not a
 /// whole number of blocks or the bytes would overflow.
 std::optional<std::uint64_t> ggml_bytes(const GgmlTypeInfo& type,
