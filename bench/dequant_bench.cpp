@@ -71,20 +71,24 @@ int main(int argc, char** argv) {
     const mold::QuantizedTensor q = mold::make_quantized(
         type, {width, width}, random_blocks(type, width * width, random));
     const at::Tensor w = mold::dequantize(q, at::kBFloat16);
-    std::vector<double> plain, quantized;
+    std::vector<double> plain, quantized, ops;
     at::Tensor sink;
     for (int r = 0; r < rounds; ++r) {
       plain.push_back(seconds([&] { sink = at::linear(x, w); }));
       quantized.push_back(seconds(
           [&] { sink = at::linear(x, mold::dequantize(q, at::kBFloat16)); }));
+      ops.push_back(seconds([&] {
+        sink = at::linear(x, mold::dequantize_by_tensor_ops(q, at::kBFloat16));
+      }));
     }
-    const double p = median(plain), d = median(quantized);
+    const double p = median(plain), d = median(quantized), o = median(ops);
     fmt::print(
-        "  {:<5} {:6.2f} bits/weight: bf16 weight {:8.1f} ms, dequantized per "
-        "call {:8.1f} ms, ratio {:.3f}  (target <= 1.3)\n",
+        "  {:<5} {:5.2f} bits/weight: bf16 {:7.1f} ms; dequantized per call "
+        "{:7.1f} ms, ratio {:.3f} (target <= 1.3); by tensor ops {:7.1f} ms, "
+        "ratio {:.3f}\n",
         mold::ggml_type_name(std::uint32_t(type)),
         double(q.bytes()) * 8 / double(width * width), p * 1000, d * 1000,
-        d / p);
+        d / p, o * 1000, o / p);
   }
   return 0;
 }

@@ -270,12 +270,16 @@ TEST_CASE(
             .clone();
     const QuantizedTensor q = make_quantized(type, {rows, cols}, bytes);
     CHECK(q.bytes() == all.size());
-    const at::Tensor y = dequantize(q);
-    REQUIRE(y.sizes() == at::IntArrayRef({rows, cols}));
-    REQUIRE(y.scalar_type() == at::kFloat);
-    CHECK(std::memcmp(y.contiguous().data_ptr<float>(), reference.data(),
-                      reference.size() * 4) == 0);
-    CHECK(dequantize(q, at::kBFloat16).scalar_type() == at::kBFloat16);
+    // Both paths: the cpu's (the reference over the blocks in parallel) and
+    // the tensor operations every other device runs.
+    for (const at::Tensor& y : {dequantize(q), dequantize_by_tensor_ops(q)}) {
+      REQUIRE(y.sizes() == at::IntArrayRef({rows, cols}));
+      REQUIRE(y.scalar_type() == at::kFloat);
+      CHECK(std::memcmp(y.contiguous().data_ptr<float>(), reference.data(),
+                        reference.size() * 4) == 0);
+    }
+    CHECK(dequantize(q, at::kBFloat16)
+              .equal(dequantize_by_tensor_ops(q, at::kBFloat16)));
   }
   CHECK_THROWS_AS(
       make_quantized(GgmlType::q4_0, {7, 32}, at::zeros({18}, at::kByte)),

@@ -1,5 +1,6 @@
 #include "mold/tensor/quantized_tensor.hpp"
 
+#include <ATen/Parallel.h>
 #include <fmt/format.h>
 
 #include "mold/base/error.hpp"
@@ -213,9 +214,29 @@ QuantizedTensor load_quantized(const GgufFile& file, const GgufTensorInfo& info,
                         std::move(blocks));
 }
 
+at::Tensor dequantize_by_tensor_ops(const QuantizedTensor& tensor,
+                                    at::ScalarType dtype) {
+  at::Tensor shaped = dequantize_float(tensor).view(tensor.shape);
+  return dtype == at::kFloat ? shaped : shaped.to(dtype);
+}
+
 at::Tensor dequantize(const QuantizedTensor& tensor, at::ScalarType dtype) {
-  at::Tensor flat = dequantize_float(tensor);
-  at::Tensor shaped = flat.view(tensor.shape);
+  if (!tensor.blocks.is_cpu()) return dequantize_by_tensor_ops(tensor, dtype);
+  const GgmlTypeInfo& info = *ggml_type_info(std::uint32_t(tensor.type));
+  const at::Tensor blocks = tensor.blocks.contiguous();
+  at::Tensor out = at::empty({tensor.numel()}, at::kFloat);
+  const std::uint8_t* in = blocks.data_ptr<std::uint8_t>();
+  float* y = out.data_ptr<float>();
+  const auto per_block = std::int64_t(info.block_elements);
+  const auto bytes = std::int64_t(info.block_bytes);
+  // Chunks of blocks over the intra-op threads: one pass over memory.
+  at::parallel_for(0, blocks.size(0), 64,
+                   [&](std::int64_t begin, std::int64_t end) {
+                     dequantize_blocks(tensor.type, in + begin * bytes,
+                                       std::size_t((end - begin) * per_block),
+                                       y + begin * per_block);
+                   });
+  at::Tensor shaped = out.view(tensor.shape);
   return dtype == at::kFloat ? shaped : shaped.to(dtype);
 }
 

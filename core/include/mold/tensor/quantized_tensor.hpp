@@ -38,8 +38,13 @@ QuantizedTensor make_quantized(GgmlType type, std::vector<std::int64_t> shape,
                                at::Tensor blocks);
 
 /// The weight in `dtype` on the blocks' device: ggml's reference arithmetic in
-/// float32, then converted.
+/// float32, then converted. On the cpu, the reference itself over the blocks
+/// in parallel (one pass over memory); elsewhere dequantize_by_tensor_ops().
 at::Tensor dequantize(const QuantizedTensor& tensor,
                       at::ScalarType dtype = at::kFloat);
+/// The same values from tensor operations (masks, shifts, a multiply and an
+/// add per element), which run on any device.
+at::Tensor dequantize_by_tensor_ops(const QuantizedTensor& tensor,
+                                    at::ScalarType dtype = at::kFloat);
 
 }  // namespace mold
