@@ -10,6 +10,8 @@
 #include <utility>
 #include <vector>
 
+#include "qwen25vl_text_encoder.hpp"
+#include "qwen_image_transformer.hpp"
 #include "qwen_image_vae.hpp"
 
 namespace {
@@ -30,6 +32,11 @@ std::vector<std::string> qwen_image_hints(const mold::ModelFamily& /*family*/,
 void register_all(mold::Registrar& registrar) {
   mold::FamilyFactories factories;
   factories.vae = qwen_image::make_qwen_image_vae;
+  factories.transformer = qwen_image::make_qwen_image_transformer;
+  factories.text_encoder = [](const mold::ArchSpec& arch) {
+    return std::unique_ptr<mold::TextEncoder>(
+        qwen_image::make_qwen25vl_text_encoder(arch, /*with_vision=*/true));
+  };
   mold::register_family_from_data_files(registrar, kFamily, qwen_image_hints,
                                         std::move(factories));
 }

@@ -2,8 +2,8 @@
 
 #include <fmt/format.h>
 
-#include <limits>
 #include <mold/base/error.hpp>
+#include <mold/tensor/rotary.hpp>
 #include <mold/tensor/weight_set.hpp>
 #include <utility>
 
@@ -17,29 +17,6 @@ namespace {
 
 std::string layer_param(int64_t layer, const char* rest) {
   return fmt::format("layers.{}.{}", layer, rest);
-}
-
-/// The most negative finite value of `dtype`: what transformers' eager
-/// attention adds to the scores it masks (finfo(dtype).min), so a row with
-/// nothing to attend to stays finite there and here alike.
-double lowest_of(at::ScalarType dtype) {
-  switch (dtype) {
-  case at::kHalf:
-    return double(std::numeric_limits<c10::Half>::lowest());
-  case at::kBFloat16:
-    return double(std::numeric_limits<c10::BFloat16>::lowest());
-  case at::kDouble:
-    return std::numeric_limits<double>::lowest();
-  default:
-    return double(std::numeric_limits<float>::lowest());
-  }
-}
-
-/// (x1, x2) -> (-x2, x1) over the halves of the last dimension: the rotary
-/// convention of transformers' Llama-family models (not interleaved pairs).
-at::Tensor rotate_half(const at::Tensor& x) {
-  const int64_t half = x.size(-1) / 2;
-  return at::cat({x.narrow(-1, half, half).neg(), x.narrow(-1, 0, half)}, -1);
 }
 
 [[noreturn]] void config_fail(const JsonConfig& json, const std::string& key,
@@ -264,8 +241,8 @@ at::Tensor Qwen3TextEncoder::decoder_layer(const at::Tensor& x, int64_t layer,
                              .transpose(1, 2);
     q = q.transpose(1, 2);
     k = k.transpose(1, 2);
-    q = q * cos + rotate_half(q) * sin;  // (B, H, L, D)
-    k = k * cos + rotate_half(k) * sin;  // (B, KV, L, D)
+    q = q * cos + mold::rotate_half(q) * sin;  // (B, H, L, D)
+    k = k * cos + mold::rotate_half(k) * sin;  // (B, KV, L, D)
     // Grouped-query attention without repeating K and V: head h uses
     // key/value head h / groups, so the heads of one group stack as rows.
     q = q.reshape({b, kv_heads, groups * len, d});
@@ -274,7 +251,7 @@ at::Tensor Qwen3TextEncoder::decoder_layer(const at::Tensor& x, int64_t layer,
     k.reset();
     scores.mul_(1.0 / std::sqrt(double(d)));
     scores.view({b, kv_heads, groups, len, len})
-        .masked_fill_(blocked, lowest_of(scores.scalar_type()));
+        .masked_fill_(blocked, mold::lowest_finite(scores.scalar_type()));
     // Softmax in float32, as transformers' eager attention.
     at::Tensor probs =
         at::softmax(scores, -1, at::kFloat).to(scores.scalar_type());

@@ -4,6 +4,7 @@
 #include <cmath>
 #include <limits>
 #include <mold/base/error.hpp>
+#include <mold/tensor/rotary.hpp>
 #include <numeric>
 #include <sstream>
 
@@ -50,18 +51,6 @@ std::string list_text(const std::vector<int64_t>& values) {
   for (std::size_t i = 0; i < values.size(); ++i)
     out += (i ? ", " : "") + std::to_string(values[i]);
   return out + "]";
-}
-
-/// x * rotation, pairs (x[2j], x[2j+1]) as complex numbers (the reference's
-/// view_as_complex), in float32; back in x's dtype.
-at::Tensor apply_rope(const at::Tensor& x, const at::Tensor& cos,
-                      const at::Tensor& sin) {
-  const auto sizes = x.sizes();
-  const at::Tensor pairs = x.to(at::kFloat).unflatten(-1, {-1, 2});
-  const at::Tensor re = pairs.select(-1, 0);
-  const at::Tensor im = pairs.select(-1, 1);
-  at::Tensor out = at::stack({re * cos - im * sin, re * sin + im * cos}, -1);
-  return out.view(sizes).to(x.scalar_type());
 }
 
 }  // namespace
@@ -304,13 +293,14 @@ at::Tensor ZImageTransformer::attention(const at::Tensor& x,
   };
   // (B, H, S, Dh), contiguous, so that every chunk's matmuls take them as
   // they are; q carries the 1/sqrt(Dh) of the scores.
-  const at::Tensor q =
-      apply_rope(project("to_q", "norm_q.weight"), rope.cos, rope.sin)
-          .mul_(1.0 / std::sqrt(double(head_dim)))
-          .permute({0, 2, 1, 3})
-          .contiguous();
+  const at::Tensor q = mold::rotate_interleaved_pairs(
+                           project("to_q", "norm_q.weight"), rope.cos, rope.sin)
+                           .mul_(1.0 / std::sqrt(double(head_dim)))
+                           .permute({0, 2, 1, 3})
+                           .contiguous();
   const at::Tensor k_t =
-      apply_rope(project("to_k", "norm_k.weight"), rope.cos, rope.sin)
+      mold::rotate_interleaved_pairs(project("to_k", "norm_k.weight"), rope.cos,
+                                     rope.sin)
           .permute({0, 2, 1, 3})
           .contiguous()
           .transpose(2, 3);  // (B, H, Dh, S)

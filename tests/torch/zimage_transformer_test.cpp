@@ -161,8 +161,11 @@ TEST_CASE("a batch of two is two batches of one", "[transformer]") {
   const at::Tensor both = model->forward(in);
   for (int64_t i = 0; i < 2; ++i) {
     INFO("item " << i);
-    DenoiserInput one{in.latents.narrow(0, i, 1), in.timestep.narrow(0, i, 1),
-                      in.text.narrow(0, i, 1), in.text_mask.narrow(0, i, 1)};
+    DenoiserInput one{in.latents.narrow(0, i, 1),
+                      in.timestep.narrow(0, i, 1),
+                      in.text.narrow(0, i, 1),
+                      in.text_mask.narrow(0, i, 1),
+                      {}};
     CHECK(relative_l2(model->forward(one), both.narrow(0, i, 1)) <= 1e-5);
   }
 }

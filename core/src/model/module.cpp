@@ -174,7 +174,7 @@ LoadReport Module::load(const WeightSet& weights, const c10::Device& device,
     const bool ours =
         name.compare(0, options.prefix.size(), options.prefix) == 0 &&
         params_.count(name.substr(options.prefix.size()));
-    if (ours) continue;
+    if (ours || unused_tensor(name)) continue;
     if (report.unexpected.size() < 50) report.unexpected.push_back(name);
     ++report.unexpected_count;
   }

@@ -92,6 +92,13 @@ class Module {
   virtual std::string stored_prefix(const WeightSet& /*weights*/) const {
     return {};
   }
+  /// Whether `stored_name`, a tensor of the checkpoint that is not one of
+  /// the parameters, is one the published checkpoints store and this model
+  /// does not use (the lm_head of a language model used as an encoder):
+  /// such tensors are neither loaded nor reported as unexpected.
+  virtual bool unused_tensor(const std::string& /*stored_name*/) const {
+    return false;
+  }
 
  protected:
   Module() = default;

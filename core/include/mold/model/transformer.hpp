@@ -5,6 +5,7 @@
 #include <ATen/ATen.h>
 
 #include <cstdint>
+#include <vector>
 
 #include "mold/model/module.hpp"
 
@@ -15,6 +16,10 @@ struct DenoiserInput {
   at::Tensor timestep;   ///< (B,) float, as the model's forward takes it
   at::Tensor text;       ///< (B, L, D): the text encoder's hidden states
   at::Tensor text_mask;  ///< (B, L) bool: which of the L tokens are real
+  /// Edit models: the clean latents of the images an edit conditions on,
+  /// each (B, C, h_j, w_j); their tokens join the noisy latent's and the
+  /// output covers the noisy latent only. Empty for text-to-image.
+  std::vector<at::Tensor> references;
 };
 
 class Denoiser : public Module {

@@ -1,0 +1,459 @@
+#include "qwen25vl_text_encoder.hpp"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <cmath>
+#include <mold/base/error.hpp>
+#include <mold/tensor/rotary.hpp>
+#include <numeric>
+#include <utility>
+
+namespace qwen_image {
+
+using mold::ConfigError;
+using mold::InvalidArgument;
+using mold::JsonConfig;
+
+namespace {
+
+std::string layer_param(int64_t layer, const char* rest) {
+  return fmt::format("model.layers.{}.{}", layer, rest);
+}
+
+[[noreturn]] void config_fail(const JsonConfig& json, const std::string& key,
+                              const std::string& problem) {
+  const std::string dotted =
+      json.path().empty() ? key : json.path() + "." + key;
+  throw ConfigError(json.origin(), 0, dotted, problem);
+}
+
+std::string list_text(const std::vector<int64_t>& values) {
+  std::string out = "[";
+  for (std::size_t i = 0; i < values.size(); ++i)
+    out += (i ? ", " : "") + std::to_string(values[i]);
+  return out + "]";
+}
+
+Qwen25VLVisionConfig vision_from_json(const JsonConfig& json) {
+  Qwen25VLVisionConfig v;
+  v.depth = json.integer_or("depth", v.depth, 1, 1024);
+  v.hidden_size = json.integer_or("hidden_size", v.hidden_size, 1, 1 << 16);
+  v.intermediate_size =
+      json.integer_or("intermediate_size", v.intermediate_size, 1, 1 << 18);
+  v.num_heads = json.integer_or("num_heads", v.num_heads, 1, 1024);
+  v.in_channels = json.integer_or("in_channels", v.in_channels, 1, 16);
+  v.patch_size = json.integer_or("patch_size", v.patch_size, 1, 1024);
+  v.temporal_patch_size =
+      json.integer_or("temporal_patch_size", v.temporal_patch_size, 1, 16);
+  v.spatial_merge_size =
+      json.integer_or("spatial_merge_size", v.spatial_merge_size, 1, 16);
+  v.window_size = json.integer_or("window_size", v.window_size, 1, 1 << 16);
+  if (json.has_value("fullatt_block_indexes"))
+    v.fullatt_block_indexes =
+        json.integers("fullatt_block_indexes", 0, v.depth - 1);
+  v.out_hidden_size =
+      json.integer_or("out_hidden_size", v.out_hidden_size, 1, 1 << 16);
+  const std::string act = json.string_or("hidden_act", "silu");
+  if (act != "silu")
+    config_fail(json, "hidden_act",
+                fmt::format("is '{}'; only silu (Qwen2.5-VL's SwiGLU vision "
+                            "MLP) is implemented",
+                            act));
+  if (v.hidden_size % v.num_heads != 0 || v.head_dim() % 4 != 0)
+    config_fail(json, "num_heads",
+                fmt::format("{} heads of hidden_size {}: the head width must "
+                            "be a whole multiple of 4 (its 2-D rotary)",
+                            v.num_heads, v.hidden_size));
+  const int64_t window_patches = v.window_size / v.patch_size;
+  if (v.window_size % (v.patch_size * v.spatial_merge_size) != 0 ||
+      window_patches < v.spatial_merge_size)
+    config_fail(
+        json, "window_size",
+        fmt::format("is {}; it must be a multiple of patch_size x "
+                    "spatial_merge_size ({})",
+                    v.window_size, v.patch_size * v.spatial_merge_size));
+  return v;
+}
+
+}  // namespace
+
+Qwen25VLConfig Qwen25VLConfig::default_config() {
+  return Qwen25VLConfig{};  // the member defaults are Qwen2.5-VL-7B's
+}
+
+Qwen25VLConfig Qwen25VLConfig::tiny_config() {
+  Qwen25VLConfig c;
+  c.hidden_size = 64;
+  c.intermediate_size = 128;
+  c.num_hidden_layers = 2;
+  c.num_attention_heads = 4;
+  c.num_key_value_heads = 2;
+  c.mrope_section = {2, 3, 3};
+  c.vision.depth = 2;
+  c.vision.hidden_size = 32;
+  c.vision.intermediate_size = 64;
+  c.vision.num_heads = 2;
+  c.vision.fullatt_block_indexes = {1};
+  c.vision.out_hidden_size = 64;
+  return c;
+}
+
+Qwen25VLConfig Qwen25VLConfig::from_json(const JsonConfig& json) {
+  if (json.has_value("model_type") && json.string("model_type") != "qwen2_5_vl")
+    config_fail(json, "model_type",
+                fmt::format("is '{}'; the qwen_image text encoder is a "
+                            "qwen2_5_vl model (Qwen2.5-VL)",
+                            json.string("model_type")));
+  // transformers >= 4.52 also writes the text fields under text_config;
+  // the top-level ones are what older versions read, and they agree.
+  const JsonConfig text =
+      json.has_value("text_config") && !json.has_value("hidden_size")
+          ? json.object("text_config")
+          : json;
+  const std::string act = text.string_or("hidden_act", "silu");
+  if (act != "silu")
+    config_fail(text, "hidden_act",
+                fmt::format("is '{}'; only silu (the SwiGLU MLP) is "
+                            "implemented",
+                            act));
+  if (text.boolean_or("use_sliding_window", false))
+    config_fail(text, "use_sliding_window",
+                "is true; sliding-window attention is not implemented");
+  Qwen25VLConfig c;
+  c.vocab_size = text.integer("vocab_size", 1, 1 << 24);
+  c.hidden_size = text.integer("hidden_size", 1, 1 << 16);
+  c.intermediate_size = text.integer("intermediate_size", 1, 1 << 18);
+  c.num_hidden_layers = text.integer("num_hidden_layers", 1, 1024);
+  c.num_attention_heads = text.integer("num_attention_heads", 1, 1024);
+  c.num_key_value_heads = text.integer_or(
+      "num_key_value_heads", c.num_attention_heads, 1, c.num_attention_heads);
+  c.rms_norm_eps = text.number_or("rms_norm_eps", 1e-6);
+  c.rope_theta = text.number_or("rope_theta", 1000000.0);
+  c.max_position_embeddings = text.integer_or(
+      "max_position_embeddings", c.max_position_embeddings, 1, 1 << 24);
+  for (const char* key : {"rope_scaling", "rope_parameters"}) {
+    if (!text.has_value(key)) continue;
+    const JsonConfig rope = text.object(key);
+    const std::string type = rope.has_value("rope_type")
+                                 ? rope.string("rope_type")
+                                 : rope.string_or("type", "default");
+    if (type != "default" && type != "mrope")
+      config_fail(text, key,
+                  fmt::format("asks for rope type '{}'; only the default "
+                              "multimodal rotary (mrope) is implemented",
+                              type));
+    if (rope.has_value("mrope_section"))
+      c.mrope_section = rope.integers("mrope_section", 0, 1 << 12);
+    if (rope.has_value("rope_theta")) c.rope_theta = rope.number("rope_theta");
+  }
+  for (auto [key, field] :
+       {std::pair<const char*, int64_t*>{"image_token_id", &c.image_token_id},
+        {"video_token_id", &c.video_token_id},
+        {"vision_start_token_id", &c.vision_start_token_id},
+        {"vision_end_token_id", &c.vision_end_token_id}})
+    if (json.has_value(key)) *field = json.integer(key, 0, c.vocab_size - 1);
+  if (json.has_value("vision_config"))
+    c.vision = vision_from_json(json.object("vision_config"));
+
+  if (c.hidden_size % c.num_attention_heads != 0)
+    config_fail(text, "num_attention_heads",
+                fmt::format("{} heads do not divide hidden_size {}",
+                            c.num_attention_heads, c.hidden_size));
+  if (c.num_attention_heads % c.num_key_value_heads != 0)
+    config_fail(text, "num_key_value_heads",
+                fmt::format("is {}, which does not divide num_attention_heads "
+                            "({})",
+                            c.num_key_value_heads, c.num_attention_heads));
+  const int64_t sections = std::accumulate(c.mrope_section.begin(),
+                                           c.mrope_section.end(), int64_t(0));
+  if (c.mrope_section.size() != 3 || 2 * sections != c.head_dim())
+    config_fail(text, "rope_scaling.mrope_section",
+                fmt::format("is {}; it must have 3 entries (t, h, w) summing "
+                            "to head_dim / 2 = {}",
+                            list_text(c.mrope_section), c.head_dim() / 2));
+  if (!(c.rms_norm_eps > 0) || c.rms_norm_eps > 1)
+    config_fail(text, "rms_norm_eps",
+                fmt::format("is {}; it must be in (0, 1]", c.rms_norm_eps));
+  if (!(c.rope_theta > 1))
+    config_fail(text, "rope_theta",
+                fmt::format("is {}; it must be greater than 1", c.rope_theta));
+  if (c.vision.out_hidden_size != c.hidden_size)
+    config_fail(json, "vision_config.out_hidden_size",
+                fmt::format("is {} but the language model's hidden_size is "
+                            "{}: the merged image features replace token "
+                            "embeddings",
+                            c.vision.out_hidden_size, c.hidden_size));
+  return c;
+}
+
+Qwen25VLTextEncoder::Qwen25VLTextEncoder(const Qwen25VLConfig& config,
+                                         std::string arch, bool with_vision)
+    : config_(config), arch_(std::move(arch)), with_vision_(with_vision) {
+  const Qwen25VLConfig& c = config_;
+  const int64_t kv_out = c.num_key_value_heads * c.head_dim();
+  add("model.embed_tokens.weight", {c.vocab_size, c.hidden_size});
+  for (int64_t i = 0; i < c.num_hidden_layers; ++i) {
+    add(layer_param(i, "input_layernorm.weight"), {c.hidden_size});
+    add(layer_param(i, "post_attention_layernorm.weight"), {c.hidden_size});
+    add(layer_param(i, "self_attn.q_proj.weight"),
+        {c.hidden_size, c.hidden_size});
+    add(layer_param(i, "self_attn.q_proj.bias"), {c.hidden_size});
+    add(layer_param(i, "self_attn.k_proj.weight"), {kv_out, c.hidden_size});
+    add(layer_param(i, "self_attn.k_proj.bias"), {kv_out});
+    add(layer_param(i, "self_attn.v_proj.weight"), {kv_out, c.hidden_size});
+    add(layer_param(i, "self_attn.v_proj.bias"), {kv_out});
+    add(layer_param(i, "self_attn.o_proj.weight"),
+        {c.hidden_size, c.hidden_size});
+    add(layer_param(i, "mlp.gate_proj.weight"),
+        {c.intermediate_size, c.hidden_size});
+    add(layer_param(i, "mlp.up_proj.weight"),
+        {c.intermediate_size, c.hidden_size});
+    add(layer_param(i, "mlp.down_proj.weight"),
+        {c.hidden_size, c.intermediate_size});
+  }
+  add("model.norm.weight", {c.hidden_size});
+  if (with_vision_) declare_vision();
+}
+
+void Qwen25VLTextEncoder::declare_vision() {
+  const Qwen25VLVisionConfig& v = config_.vision;
+  const int64_t hidden = v.hidden_size, mid = v.intermediate_size;
+  add("visual.patch_embed.proj.weight",
+      {hidden, v.in_channels, v.temporal_patch_size, v.patch_size,
+       v.patch_size});
+  for (int64_t i = 0; i < v.depth; ++i) {
+    const std::string b = fmt::format("visual.blocks.{}.", i);
+    add(b + "norm1.weight", {hidden});
+    add(b + "norm2.weight", {hidden});
+    add(b + "attn.qkv.weight", {3 * hidden, hidden});
+    add(b + "attn.qkv.bias", {3 * hidden});
+    add(b + "attn.proj.weight", {hidden, hidden});
+    add(b + "attn.proj.bias", {hidden});
+    add(b + "mlp.gate_proj.weight", {mid, hidden});
+    add(b + "mlp.gate_proj.bias", {mid});
+    add(b + "mlp.up_proj.weight", {mid, hidden});
+    add(b + "mlp.up_proj.bias", {mid});
+    add(b + "mlp.down_proj.weight", {hidden, mid});
+    add(b + "mlp.down_proj.bias", {hidden});
+  }
+  const int64_t merged = hidden * v.spatial_merge_size * v.spatial_merge_size;
+  add("visual.merger.ln_q.weight", {hidden});
+  add("visual.merger.mlp.0.weight", {merged, merged});
+  add("visual.merger.mlp.0.bias", {merged});
+  add("visual.merger.mlp.2.weight", {v.out_hidden_size, merged});
+  add("visual.merger.mlp.2.bias", {v.out_hidden_size});
+}
+
+std::string Qwen25VLTextEncoder::describe() const {
+  return "qwen_image text encoder (Qwen2.5-VL, " + arch_ + ")";
+}
+
+bool Qwen25VLTextEncoder::unused_tensor(const std::string& name) const {
+  return name == "lm_head.weight" ||
+         (!with_vision_ && name.compare(0, 7, "visual.") == 0);
+}
+
+void Qwen25VLTextEncoder::check_ids(const at::Tensor& ids) const {
+  if (!ids.defined()) throw InvalidArgument("input_ids is undefined");
+  if (ids.dim() != 2)
+    throw InvalidArgument(
+        fmt::format("input_ids has shape {}; {} expects (batch, tokens)",
+                    c10::str(ids.sizes()), describe()));
+  if (ids.scalar_type() != at::kLong)
+    throw InvalidArgument(fmt::format("input_ids has dtype {}; expected int64",
+                                      c10::toString(ids.scalar_type())));
+  if (ids.numel() == 0)
+    throw InvalidArgument(fmt::format("input_ids has shape {}: no tokens",
+                                      c10::str(ids.sizes())));
+  if (ids.size(1) > config_.max_position_embeddings)
+    throw InvalidArgument(
+        fmt::format("input_ids has {} tokens; {} takes at most {} "
+                    "(max_position_embeddings)",
+                    ids.size(1), describe(), config_.max_position_embeddings));
+  const at::Tensor bad = ((ids < 0) | (ids >= config_.vocab_size)).nonzero();
+  if (bad.size(0) > 0) {
+    const int64_t row = bad[0][0].item<int64_t>();
+    const int64_t col = bad[0][1].item<int64_t>();
+    throw InvalidArgument(fmt::format(
+        "input_ids[{}, {}] is {}, out of the vocabulary of {}: ids are in "
+        "[0, {})",
+        row, col, ids[row][col].item<int64_t>(), describe(),
+        config_.vocab_size));
+  }
+}
+
+at::Tensor Qwen25VLTextEncoder::rms_norm(const at::Tensor& x,
+                                         const std::string& weight,
+                                         double eps) const {
+  // As transformers' Qwen2RMSNorm: statistics in float32, the normalised
+  // value back in the input's dtype, then the scale.
+  const at::Tensor xf = x.to(at::kFloat);
+  const at::Tensor inv = at::rsqrt(xf.pow(2).mean(-1, /*keepdim=*/true) + eps);
+  return p(weight) * (xf * inv).to(x.scalar_type());
+}
+
+at::Tensor Qwen25VLTextEncoder::linear(const at::Tensor& x,
+                                       const std::string& prefix) const {
+  const std::string bias = prefix + ".bias";
+  return at::linear(x, p(prefix + ".weight"),
+                    has(bias) ? c10::optional<at::Tensor>(p(bias))
+                              : c10::optional<at::Tensor>());
+}
+
+std::pair<at::Tensor, at::Tensor> Qwen25VLTextEncoder::rotary(
+    const at::Tensor& positions) const {
+  // Qwen2_5_VLRotaryEmbedding in float32: angles (3, B, L, D/2) from each
+  // axis' positions, doubled to D (rotate_half convention); then
+  // apply_multimodal_rotary_pos_emb's mixing: the D dims split as
+  // mrope_section twice over, section i taken from axis i % 3.
+  const at::Tensor& embed = p("model.embed_tokens.weight");
+  const c10::Device device = embed.device();
+  const int64_t d = config_.head_dim();
+  const auto f32 = at::TensorOptions().dtype(at::kFloat).device(device);
+  const at::Tensor exponents =
+      at::arange(0, d, 2, at::TensorOptions().dtype(at::kLong)).to(f32) /
+      double(d);
+  const at::Tensor inv_freq =
+      at::reciprocal(at::pow(config_.rope_theta, exponents));
+  const at::Tensor freqs =
+      positions.to(device).to(at::kFloat).unsqueeze(-1) * inv_freq;
+  const at::Tensor angles = at::cat({freqs, freqs}, -1);  // (3, B, L, D)
+  std::vector<int64_t> sections = config_.mrope_section;
+  sections.insert(sections.end(), config_.mrope_section.begin(),
+                  config_.mrope_section.end());
+  std::vector<at::Tensor> cos_parts, sin_parts;
+  int64_t offset = 0;
+  const at::Tensor cos = angles.cos().to(embed.scalar_type());
+  const at::Tensor sin = angles.sin().to(embed.scalar_type());
+  for (std::size_t i = 0; i < sections.size(); ++i) {
+    cos_parts.push_back(
+        cos.select(0, int64_t(i % 3)).narrow(-1, offset, sections[i]));
+    sin_parts.push_back(
+        sin.select(0, int64_t(i % 3)).narrow(-1, offset, sections[i]));
+    offset += sections[i];
+  }
+  return {at::cat(cos_parts, -1).unsqueeze(1),
+          at::cat(sin_parts, -1).unsqueeze(1)};
+}
+
+at::Tensor Qwen25VLTextEncoder::decoder_layer(const at::Tensor& x,
+                                              int64_t layer,
+                                              const at::Tensor& cos,
+                                              const at::Tensor& sin,
+                                              const at::Tensor& blocked) const {
+  const Qwen25VLConfig& c = config_;
+  const int64_t b = x.size(0), len = x.size(1), heads = c.num_attention_heads,
+                kv_heads = c.num_key_value_heads, d = c.head_dim();
+  const int64_t groups = heads / kv_heads;
+  at::Tensor attended;
+  {
+    const at::Tensor h = rms_norm(
+        x, layer_param(layer, "input_layernorm.weight"), c.rms_norm_eps);
+    at::Tensor q = linear(h, layer_param(layer, "self_attn.q_proj"))
+                       .view({b, len, heads, d})
+                       .transpose(1, 2);
+    at::Tensor k = linear(h, layer_param(layer, "self_attn.k_proj"))
+                       .view({b, len, kv_heads, d})
+                       .transpose(1, 2);
+    const at::Tensor v = linear(h, layer_param(layer, "self_attn.v_proj"))
+                             .view({b, len, kv_heads, d})
+                             .transpose(1, 2);
+    q = q * cos + mold::rotate_half(q) * sin;  // (B, H, L, D)
+    k = k * cos + mold::rotate_half(k) * sin;  // (B, KV, L, D)
+    // Grouped-query attention without repeating K and V: head h uses
+    // key/value head h / groups, so the heads of one group stack as rows.
+    q = q.reshape({b, kv_heads, groups * len, d});
+    at::Tensor scores = at::matmul(q, k.transpose(-1, -2));
+    q.reset();
+    k.reset();
+    scores.mul_(1.0 / std::sqrt(double(d)));
+    scores.view({b, kv_heads, groups, len, len})
+        .masked_fill_(blocked, mold::lowest_finite(scores.scalar_type()));
+    // Softmax in float32, as transformers' eager attention.
+    at::Tensor probs =
+        at::softmax(scores, -1, at::kFloat).to(scores.scalar_type());
+    scores.reset();
+    attended = at::matmul(probs, v)
+                   .view({b, heads, len, d})
+                   .transpose(1, 2)
+                   .reshape({b, len, heads * d});
+  }
+  at::Tensor out = x + linear(attended, layer_param(layer, "self_attn.o_proj"));
+  attended.reset();
+  const at::Tensor h =
+      rms_norm(out, layer_param(layer, "post_attention_layernorm.weight"),
+               c.rms_norm_eps);
+  at::Tensor gate = linear(h, layer_param(layer, "mlp.gate_proj"));
+  gate = at::silu_(gate).mul_(linear(h, layer_param(layer, "mlp.up_proj")));
+  return out.add_(linear(gate, layer_param(layer, "mlp.down_proj")));
+}
+
+at::Tensor Qwen25VLTextEncoder::decode(at::Tensor x,
+                                       const at::Tensor& positions,
+                                       const at::Tensor& attention_mask) const {
+  const c10::Device device = x.device();
+  const int64_t b = x.size(0), len = x.size(1);
+  const auto [cos, sin] = rotary(positions);
+  // What no query may attend to: later tokens and padding. (B, 1, 1, L, L)
+  // against scores viewed as (B, KV, groups, L, L).
+  const at::Tensor future =
+      at::ones({len, len}, at::TensorOptions().dtype(at::kBool).device(device))
+          .triu(1);
+  const at::Tensor padding = attention_mask.to(device).eq(0);
+  const at::Tensor blocked =
+      future.view({1, 1, 1, len, len}) | padding.view({b, 1, 1, 1, len});
+  for (int64_t layer = 0; layer < config_.num_hidden_layers; ++layer)
+    x = decoder_layer(x, layer, cos, sin, blocked);
+  return rms_norm(x, "model.norm.weight", config_.rms_norm_eps);
+}
+
+at::Tensor Qwen25VLTextEncoder::encode(const at::Tensor& input_ids,
+                                       const at::Tensor& attention_mask) const {
+  check_ids(input_ids);
+  if (!attention_mask.defined())
+    throw InvalidArgument("attention_mask is undefined");
+  if (attention_mask.sizes() != input_ids.sizes())
+    throw InvalidArgument(fmt::format(
+        "attention_mask has shape {}; input_ids has {} and they must match",
+        c10::str(attention_mask.sizes()), c10::str(input_ids.sizes())));
+  if (!at::isIntegralType(attention_mask.scalar_type(), /*includeBool=*/true))
+    throw InvalidArgument(
+        fmt::format("attention_mask has dtype {}; expected bool or an integer "
+                    "type (nonzero for a real token, 0 for padding)",
+                    c10::toString(attention_mask.scalar_type())));
+  at::NoGradGuard no_grad;
+  const at::Tensor& embed = p("model.embed_tokens.weight");
+  // get_rope_index without images: the count of real tokens before each
+  // (padding at 1, never attended to), the same on the three axes.
+  const at::Tensor mask = attention_mask.to(at::kCPU).ne(0).to(at::kLong);
+  at::Tensor positions = mask.cumsum(-1) - 1;
+  positions.masked_fill_(mask.eq(0), 1);
+  return decode(at::embedding(embed, input_ids.to(embed.device())),
+                positions.unsqueeze(0).expand({3, -1, -1}), attention_mask);
+}
+
+std::unique_ptr<Qwen25VLTextEncoder> make_qwen25vl_text_encoder(
+    const mold::ArchSpec& arch, bool with_vision) {
+  if (arch.name == "default")
+    return std::make_unique<Qwen25VLTextEncoder>(
+        Qwen25VLConfig::default_config(), arch.describe(), with_vision);
+  if (arch.name == "tiny")
+    return std::make_unique<Qwen25VLTextEncoder>(Qwen25VLConfig::tiny_config(),
+                                                 arch.describe(), with_vision);
+  if (arch.name == "config")
+    return std::make_unique<Qwen25VLTextEncoder>(
+        Qwen25VLConfig::from_json(JsonConfig::read(arch.config)),
+        arch.describe(), with_vision);
+  throw InvalidArgument(fmt::format(
+      "the qwen_image text encoder has architectures 'default', 'tiny' and "
+      "'config' (a transformers config.json), not '{}'",
+      arch.name));
+}
+
+std::unique_ptr<mold::TextEncoder> make_qwen25vl_text_encoder(
+    const mold::ArchSpec& arch) {
+  return make_qwen25vl_text_encoder(arch, /*with_vision=*/true);
+}
+
+}  // namespace qwen_image

@@ -1,0 +1,155 @@
+#pragma once
+// The Qwen2.5-VL text encoder of Qwen-Image and Qwen-Image-Edit
+// (transformers' Qwen2_5_VLForConditionalGeneration: Qwen2.5-VL-7B-Instruct
+// in the published models), returning the hidden state the pipelines
+// condition on, hidden_states[-1]: the final norm of the last decoder layer.
+// The language model is here; its vision tower (the edit images' tokens) is
+// qwen25vl_vision.cpp. lm_head is stored in the checkpoint but unused.
+
+#include <cstdint>
+#include <memory>
+#include <mold/catalog/model_family.hpp>
+#include <mold/config/json_config.hpp>
+#include <mold/model/text_encoder.hpp>
+#include <string>
+#include <vector>
+
+namespace qwen_image {
+
+/// The fields of vision_config this tower honours.
+struct Qwen25VLVisionConfig {
+  int64_t depth = 32;
+  int64_t hidden_size = 1280;
+  int64_t intermediate_size = 3420;
+  int64_t num_heads = 16;
+  int64_t in_channels = 3;
+  int64_t patch_size = 14;
+  int64_t temporal_patch_size = 2;
+  int64_t spatial_merge_size = 2;
+  int64_t window_size = 112;  ///< pixels per attention window side
+  std::vector<int64_t> fullatt_block_indexes{7, 15, 23, 31};
+  int64_t out_hidden_size = 3584;
+
+  int64_t head_dim() const { return hidden_size / num_heads; }
+  /// Values per patch: channels x temporal x patch x patch (1176).
+  int64_t patch_values() const {
+    return in_channels * temporal_patch_size * patch_size * patch_size;
+  }
+};
+
+/// The fields of a transformers Qwen2.5-VL `config.json` this encoder honours.
+struct Qwen25VLConfig {
+  int64_t vocab_size = 152064;
+  int64_t hidden_size = 3584;
+  int64_t intermediate_size = 18944;
+  int64_t num_hidden_layers = 28;
+  int64_t num_attention_heads = 28;
+  int64_t num_key_value_heads = 4;
+  double rms_norm_eps = 1e-6;
+  double rope_theta = 1000000.0;
+  /// Frequencies per position axis (t, h, w) of the multimodal rotary; they
+  /// sum to head_dim / 2.
+  std::vector<int64_t> mrope_section{16, 24, 24};
+  int64_t max_position_embeddings = 128000;
+  int64_t image_token_id = 151655;
+  int64_t video_token_id = 151656;
+  int64_t vision_start_token_id = 151652;
+  int64_t vision_end_token_id = 151653;
+  Qwen25VLVisionConfig vision;
+
+  int64_t head_dim() const { return hidden_size / num_attention_heads; }
+
+  /// Qwen2.5-VL-7B-Instruct, the text encoder of Qwen-Image (8,292,166,656
+  /// parameters with the vision tower and lm_head).
+  static Qwen25VLConfig default_config();
+  /// The real vocabulary (the tokenizer's ids work) with a tiny body: hidden
+  /// 64, 2 layers, 4 heads of 16, 2 key/value heads, MLP 128, mrope [2, 3,
+  /// 3]; vision tower of 2 blocks (the second full attention), hidden 32, 2
+  /// heads, MLP 64, into 64.
+  static Qwen25VLConfig tiny_config();
+  /// From a transformers `config.json` (top-level text fields or a
+  /// text_config, and a vision_config). ConfigError (file and key) for a
+  /// missing size, a value out of range, or what is not implemented: rope
+  /// scaling other than mrope/default, an activation other than silu,
+  /// sliding-window attention, a model_type other than qwen2_5_vl.
+  static Qwen25VLConfig from_json(const mold::JsonConfig& json);
+};
+
+/// One image for the vision tower, as Qwen2VLImageProcessor makes it.
+struct VisionImage {
+  /// (t x h x w, patch_values) float: the flattened patches, in the
+  /// processor's order (2x2 merge groups of patches, row-major).
+  at::Tensor pixel_values;
+  int64_t grid_t = 1, grid_h = 0, grid_w = 0;  ///< patches per axis
+};
+
+class Qwen25VLTextEncoder final : public mold::TextEncoder {
+ public:
+  /// Declares the parameters (shapes only) under the published checkpoint's
+  /// names: `model.embed_tokens.weight`, `model.layers.N.self_attn.q_proj.
+  /// weight`, ..., `model.norm.weight`, and with `with_vision` the tower's
+  /// `visual.patch_embed.proj.weight`, `visual.blocks.N.attn.qkv.weight`,
+  /// ..., `visual.merger.mlp.2.bias`. Without it (text-to-image) the tower's
+  /// tensors in a checkpoint are skipped, like lm_head.weight.
+  Qwen25VLTextEncoder(const Qwen25VLConfig& config, std::string arch,
+                      bool with_vision);
+
+  std::string describe() const override;
+  /// hidden_states[-1] of a text-only input: positions are the cumulative
+  /// count of real tokens (transformers' get_rope_index without images);
+  /// causal attention that never attends to padding.
+  at::Tensor encode(const at::Tensor& input_ids,
+                    const at::Tensor& attention_mask) const override;
+  /// hidden_states[-1] of a prompt with images: each run of image_token_id
+  /// in input_ids (batch 1) takes the vision tower's features of the next
+  /// image, in order, with the multimodal positions of get_rope_index.
+  /// InvalidArgument when the image tokens and the images' merged patches
+  /// disagree, or when the model was built without its vision tower.
+  at::Tensor encode_with_images(const at::Tensor& input_ids,
+                                const std::vector<VisionImage>& images) const;
+  /// The vision tower alone: every image's merged features (sum of t h w /
+  /// merge^2, hidden_size), in order.
+  at::Tensor vision_features(const std::vector<VisionImage>& images) const;
+  /// The number of image tokens an image of this grid takes.
+  int64_t image_tokens(const VisionImage& image) const;
+
+  int64_t hidden_size() const override { return config_.hidden_size; }
+  int64_t vocab_size() const override { return config_.vocab_size; }
+  bool has_vision() const { return with_vision_; }
+  const Qwen25VLConfig& config() const { return config_; }
+  bool unused_tensor(const std::string& stored_name) const override;
+
+ private:
+  void declare_vision();
+  void check_ids(const at::Tensor& input_ids) const;
+  void check_image(const VisionImage& image, std::size_t index) const;
+  at::Tensor rms_norm(const at::Tensor& x, const std::string& weight,
+                      double eps) const;
+  at::Tensor linear(const at::Tensor& x, const std::string& prefix) const;
+  /// positions (3, B, L) int64 -> cos, sin (B, 1, L, head_dim) in `dtype`.
+  std::pair<at::Tensor, at::Tensor> rotary(const at::Tensor& positions) const;
+  at::Tensor decoder_layer(const at::Tensor& x, int64_t layer,
+                           const at::Tensor& cos, const at::Tensor& sin,
+                           const at::Tensor& blocked) const;
+  at::Tensor decode(at::Tensor embeddings, const at::Tensor& positions,
+                    const at::Tensor& attention_mask) const;
+  at::Tensor vision_block(const at::Tensor& x, int64_t block,
+                          const at::Tensor& cos, const at::Tensor& sin,
+                          const std::vector<int64_t>& bounds) const;
+
+  Qwen25VLConfig config_;
+  std::string arch_;
+  bool with_vision_;
+};
+
+/// The registry's text encoder factory: "default" (Qwen2.5-VL-7B-Instruct),
+/// "tiny", or a transformers config.json, with the vision tower.
+/// Parameters declared only; the caller seeds or loads them.
+/// InvalidArgument for an unknown built-in name.
+std::unique_ptr<mold::TextEncoder> make_qwen25vl_text_encoder(
+    const mold::ArchSpec& arch);
+/// The same, with or without the vision tower.
+std::unique_ptr<Qwen25VLTextEncoder> make_qwen25vl_text_encoder(
+    const mold::ArchSpec& arch, bool with_vision);
+
+}  // namespace qwen_image

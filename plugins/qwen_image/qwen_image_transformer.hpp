@@ -1,0 +1,103 @@
+#pragma once
+// The Qwen-Image transformer (diffusers' QwenImageTransformer2DModel), the
+// 20B MMDiT of Qwen-Image and Qwen-Image-Edit: dual-stream blocks (one set of
+// weights for the text tokens, one for the image tokens, each modulated by
+// the timestep), joint attention over [text, image] with per-head RMSNorm and
+// a 3-axis RoPE (frame = image index, centred rows and columns), 2x2 patches
+// of the 16-channel latent.
+
+#include <cstdint>
+#include <memory>
+#include <mold/catalog/model_family.hpp>
+#include <mold/config/json_config.hpp>
+#include <mold/model/transformer.hpp>
+#include <string>
+#include <vector>
+
+namespace qwen_image {
+
+/// The arguments of QwenImageTransformer2DModel.__init__ this model honours.
+struct QwenImageTransformerConfig {
+  int64_t patch_size = 2;
+  int64_t in_channels = 64;   ///< patch_size^2 x out_channels (packed tokens)
+  int64_t out_channels = 16;  ///< the latent's channels
+  int64_t num_layers = 60;
+  int64_t attention_head_dim = 128;
+  int64_t num_attention_heads = 24;
+  int64_t joint_attention_dim = 3584;  ///< the text encoder's hidden size
+  std::vector<int64_t> axes_dims_rope{16, 56, 56};
+  /// Qwen-Image-Edit-2511: the edit images' tokens are modulated with the
+  /// embedding of timestep 0 (they are clean), the noisy image's with t.
+  bool zero_cond_t = false;
+
+  int64_t inner_dim() const { return attention_head_dim * num_attention_heads; }
+
+  /// Qwen/Qwen-Image's transformer/config.json (20,430,401,088 parameters).
+  static QwenImageTransformerConfig default_config();
+  /// 2 layers, 2 heads of 32 (axes 8/12/12), text of 64 features (the tiny
+  /// Qwen2.5-VL's hidden size).
+  static QwenImageTransformerConfig tiny_config();
+  /// From a diffusers `config.json`; absent keys take the diffusers defaults.
+  /// ConfigError (file and key) for a value out of range, inconsistent sizes
+  /// (head width != sum(axes_dims_rope), in_channels != patch^2 x
+  /// out_channels) or what this model does not implement (guidance_embeds,
+  /// use_additional_t_cond, use_layer3d_rope, a patch size other than 2).
+  static QwenImageTransformerConfig from_json(const mold::JsonConfig& json);
+};
+
+class QwenImageTransformer final : public mold::Denoiser {
+ public:
+  /// Declares the parameters (shapes only) under the diffusers checkpoint's
+  /// names: `img_in.weight`, `transformer_blocks.0.attn.add_q_proj.weight`,
+  /// `transformer_blocks.59.img_mlp.net.0.proj.weight`, `norm_out.linear.
+  /// bias`, ...
+  QwenImageTransformer(const QwenImageTransformerConfig& config,
+                       std::string arch);
+
+  std::string describe() const override;
+  /// QwenImageTransformer2DModel.forward as the Qwen-Image pipelines call it:
+  /// item i's noisy latent is latents[i] (16, H, W), packed into 2x2 patches;
+  /// each of input.references (B, 16, h_j, w_j) is an edit image's clean
+  /// latent whose tokens follow (img_shapes [(1, H/2, W/2), (1, h_j/2,
+  /// w_j/2), ...]); the text is text[i] with text_mask[i] the valid tokens
+  /// (the encoder_hidden_states_mask: padded keys are never attended to);
+  /// timestep[i] is sigma in [0, 1] (the pipeline's t / 1000). Returns the
+  /// prediction for the noisy latent only, (B, 16, H, W), in the parameters'
+  /// dtype. Inputs are converted to the parameters' device and dtype.
+  /// InvalidArgument naming the field for shapes it cannot take.
+  at::Tensor forward(const mold::DenoiserInput& input) const override;
+  int64_t in_channels() const override { return config_.out_channels; }
+  int64_t latent_multiple() const override { return config_.patch_size; }
+  int64_t text_dim() const override { return config_.joint_attention_dim; }
+  const QwenImageTransformerConfig& config() const { return config_; }
+
+ private:
+  struct Rope;        // per-token rotations of the text and the image tokens
+  struct Modulation;  // the timestep embedding(s) a block's stream uses
+
+  void declare_block(const std::string& prefix);
+  at::Tensor linear(const at::Tensor& x, const std::string& prefix) const;
+  at::Tensor rms_norm(const at::Tensor& x, const std::string& weight) const;
+  at::Tensor timestep_embedding(const at::Tensor& t) const;
+  Rope rope(const std::vector<std::pair<int64_t, int64_t>>& grids,
+            int64_t text_len) const;
+  /// One block; returns nothing, updates `img` and `txt` in place.
+  void block(at::Tensor& img, at::Tensor& txt, const std::string& prefix,
+             const Rope& rope, const at::Tensor& key_mask,
+             const Modulation& modulation) const;
+  at::Tensor attention(const at::Tensor& img, const at::Tensor& txt,
+                       const std::string& prefix, const Rope& rope,
+                       const at::Tensor& key_mask, at::Tensor& txt_out) const;
+  void check_input(const mold::DenoiserInput& input) const;
+
+  QwenImageTransformerConfig config_;
+  std::string arch_;
+};
+
+/// The registry's denoiser factory: "default" (Qwen-Image), "tiny", or a
+/// diffusers config.json. Parameters declared only; the caller seeds or
+/// loads them. InvalidArgument for an unknown built-in name.
+std::unique_ptr<mold::Denoiser> make_qwen_image_transformer(
+    const mold::ArchSpec& arch);
+
+}  // namespace qwen_image
