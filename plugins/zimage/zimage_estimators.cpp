@@ -89,37 +89,19 @@ mold::SequenceShape denoise_shape(const mold::Workload& w,
 
 ZImageEstimators::ZImageEstimators(const mold::CalibrationFile& file,
                                    const std::filesystem::path& path)
-    : tables_(file.sequence_models()) {
-  for (const std::string_view op :
-       {mold::ops::kTextEncode, mold::ops::kDenoise})
-    if (!file.find_sequence(std::string(op), "cpu"))
-      throw mold::ConfigError(
-          path, 0, fmt::format("{}.cpu", op),
-          "is missing: the zimage plugin needs a per-token table for "
-          "every op it estimates on the cpu backend (the fallback for "
-          "other backends)");
-}
-
-const mold::SequenceModel& ZImageEstimators::table(
-    const std::string& op, const std::string& backend) const {
-  const mold::SequenceModel* cpu = nullptr;
-  for (const auto& t : tables_) {
-    if (t.op != op) continue;
-    if (t.backend == backend) return t;
-    if (t.backend == "cpu") cpu = &t;
-  }
-  return *cpu;  // the constructor checked it is there
-}
+    : tables_(file, path, "zimage",
+              {std::string(mold::ops::kTextEncode),
+               std::string(mold::ops::kDenoise)}) {}
 
 mold::Estimate ZImageEstimators::text_encode(const mold::Workload& w,
                                              const TextEncoderDims& d) const {
-  return table(std::string(mold::ops::kTextEncode), w.backend)
+  return tables_.table(mold::ops::kTextEncode, w.backend)
       .estimate(w, text_encode_shape(w, d));
 }
 
 mold::Estimate ZImageEstimators::denoise(const mold::Workload& w,
                                          const TransformerDims& d) const {
-  return table(std::string(mold::ops::kDenoise), w.backend)
+  return tables_.table(mold::ops::kDenoise, w.backend)
       .estimate(w, denoise_shape(w, d));
 }
 

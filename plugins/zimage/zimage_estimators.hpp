@@ -12,6 +12,7 @@
 #include <mold/estimate/calibration.hpp>
 #include <mold/estimate/estimate.hpp>
 #include <mold/estimate/sequence_model.hpp>
+#include <mold/estimate/sequence_tables.hpp>
 #include <mold/estimate/workload.hpp>
 #include <mold/plugin/registrar.hpp>
 #include <string>
@@ -57,10 +58,7 @@ class ZImageEstimators {
                          const TransformerDims& dims) const;
 
  private:
-  /// The workload backend's table, or the cpu one.
-  const mold::SequenceModel& table(const std::string& op,
-                                   const std::string& backend) const;
-  std::vector<mold::SequenceModel> tables_;
+  mold::SequenceTables tables_;
 };
 
 /// Registers (zimage, text_encode, *) and (zimage, denoise, *) for the

@@ -43,6 +43,13 @@ std::string Workload::describe() const {
   if (tile > 0) text += fmt::format(", tile {} latent", tile);
   if (tokens > 0) text += fmt::format(", {} tokens", tokens);
   if (arch != "default") text += fmt::format(", arch {}", arch);
+  if (!images.empty()) {
+    text += fmt::format(", {} input image{}", images.size(),
+                        images.size() == 1 ? "" : "s");
+    for (std::size_t i = 0; i < images.size(); ++i)
+      text += fmt::format("{}{}x{}", i ? ", " : " ", images[i].height,
+                          images[i].width);
+  }
   return text;
 }
 
@@ -73,6 +80,17 @@ void Workload::validate() const {
   if (tokens < 0 || tokens > kMaxTokens)
     throw InvalidArgument(fmt::format(
         "workload tokens is {}: it must be from 0 to {}", tokens, kMaxTokens));
+  if (images.size() > std::size_t(kMaxInputImages))
+    throw InvalidArgument(
+        fmt::format("workload has {} input images: at most {}", images.size(),
+                    kMaxInputImages));
+  for (std::size_t i = 0; i < images.size(); ++i) {
+    const std::string field = fmt::format("images[{}]", i);
+    require_range(images[i].width, (field + ".width").c_str(), 1,
+                  kMaxImageSide);
+    require_range(images[i].height, (field + ".height").c_str(), 1,
+                  kMaxImageSide);
+  }
   dtype_size(dtype);
 }
 

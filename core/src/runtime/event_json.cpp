@@ -56,6 +56,12 @@ Json phase_event_object(const PhaseEvent& e) {
                 {"after", memory_json(e.after)},
                 {"parked", e.parked},
                 {"residency", residency_json(e.residency)}};
+  if (!e.workload.images.empty()) {
+    Json images = Json::array();
+    for (const ImageSize& image : e.workload.images)
+      images.push_back({{"width", image.width}, {"height", image.height}});
+    phase["workload"]["images"] = std::move(images);
+  }
   if (!e.detail.empty()) phase["detail"] = e.detail;
   if (!e.error.empty()) phase["error"] = e.error;
   return phase;
@@ -176,6 +182,18 @@ PhaseEvent parse_phase_event_json(std::string_view text) {
     e.workload.width = int_field<int>(w, "width", "workload", false);
     e.workload.height = int_field<int>(w, "height", "workload", false);
     e.workload.tokens = int_field<int>(w, "tokens", "workload", false);
+    if (w.contains("images")) {
+      const Json& images = w["images"];
+      if (!images.is_array() || images.size() > std::size_t(kMaxInputImages))
+        bad("workload.images",
+            fmt::format("should be an array of at most {} {{width, height}} "
+                        "objects",
+                        kMaxInputImages));
+      for (const Json& image : images)
+        e.workload.images.push_back(
+            {int_field<int>(image, "width", "workload.images"),
+             int_field<int>(image, "height", "workload.images")});
+    }
   }
   e.estimate.bytes = int_field<Bytes>(j, "estimate_bytes", "", false);
   e.estimate.source = string_field(j, "estimate_source", "", false);

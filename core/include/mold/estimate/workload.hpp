@@ -3,6 +3,7 @@
 
 #include <string>
 #include <string_view>
+#include <vector>
 
 #include "mold/base/bytes.hpp"
 
@@ -27,6 +28,16 @@ inline constexpr int kMaxBatch = 1024;       ///< images at once
 inline constexpr int kMaxFrames = 4096;      ///< frames (video VAEs)
 inline constexpr int kMaxTile = 65536;       ///< tile edge (latent units)
 inline constexpr int kMaxTokens = 1 << 20;   ///< text tokens
+inline constexpr int kMaxInputImages = 16;   ///< an edit's source images
+
+/// The pixels of one image an operation takes.
+struct ImageSize {
+  int width = 0;
+  int height = 0;
+  bool operator==(const ImageSize& o) const {
+    return width == o.width && height == o.height;
+  }
+};
 
 struct Workload {
   std::string family;  ///< "qwen_image"
@@ -46,6 +57,11 @@ struct Workload {
   /// The architecture: "default" (the published model) or another built-in
   /// ("tiny"); estimators that know only the published one may refuse others.
   std::string arch = "default";
+  /// The images an operation takes besides the one it makes (an edit's
+  /// source images), each at the size this operation sees it: the vision
+  /// encoder's input (vision_encode, text_encode), the VAE's (vae_encode,
+  /// denoise). Empty for text-to-image.
+  std::vector<ImageSize> images;
 
   /// "qwen_image vae_decode on cuda, 832x1248 float16, batch 1"
   std::string describe() const;
