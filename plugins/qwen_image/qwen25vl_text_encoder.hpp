@@ -105,8 +105,11 @@ class Qwen25VLTextEncoder final : public mold::TextEncoder {
   /// image, in order, with the multimodal positions of get_rope_index.
   /// InvalidArgument when the image tokens and the images' merged patches
   /// disagree, or when the model was built without its vision tower.
+  /// `features`, when given, are vision_features(images) computed before
+  /// (the negative prompt of an edit sees the same images).
   at::Tensor encode_with_images(const at::Tensor& input_ids,
-                                const std::vector<VisionImage>& images) const;
+                                const std::vector<VisionImage>& images,
+                                const at::Tensor& features = {}) const;
   /// The vision tower alone: every image's merged features (sum of t h w /
   /// merge^2, hidden_size), in order.
   at::Tensor vision_features(const std::vector<VisionImage>& images) const;

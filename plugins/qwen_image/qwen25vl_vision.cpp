@@ -200,7 +200,8 @@ at::Tensor Qwen25VLTextEncoder::vision_features(
 }
 
 at::Tensor Qwen25VLTextEncoder::encode_with_images(
-    const at::Tensor& input_ids, const std::vector<VisionImage>& images) const {
+    const at::Tensor& input_ids, const std::vector<VisionImage>& images,
+    const at::Tensor& given_features) const {
   check_ids(input_ids);
   if (input_ids.size(0) != 1)
     throw InvalidArgument(fmt::format(
@@ -238,7 +239,17 @@ at::Tensor Qwen25VLTextEncoder::encode_with_images(
   at::NoGradGuard no_grad;
   const at::Tensor& embed = p("model.embed_tokens.weight");
   at::Tensor x = at::embedding(embed, ids.to(embed.device()));
-  const at::Tensor features = vision_features(images).to(x.scalar_type());
+  int64_t expected = 0;
+  for (const VisionImage& image : images) expected += image_tokens(image);
+  if (given_features.defined() &&
+      (given_features.dim() != 2 || given_features.size(0) != expected ||
+       given_features.size(1) != c.hidden_size))
+    throw InvalidArgument(
+        fmt::format("the given image features are {}; the images take ({}, {})",
+                    c10::str(given_features.sizes()), expected, c.hidden_size));
+  const at::Tensor features =
+      (given_features.defined() ? given_features : vision_features(images))
+          .to(x.device(), x.scalar_type());
 
   // get_rope_index: text continues from the largest position so far + 1;
   // an image's tokens sit at (t, row, column) of its merged grid offset by

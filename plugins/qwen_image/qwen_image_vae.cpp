@@ -227,8 +227,7 @@ class QwenImageVae final : public Vae {
 
 }  // namespace
 
-std::unique_ptr<Vae> make_qwen_image_vae(const std::string& arch,
-                                         std::uint64_t seed) {
+std::unique_ptr<Vae> declare_qwen_image_vae(const std::string& arch) {
   std::unique_ptr<Vae> vae;
   if (arch == "default")
     vae = std::make_unique<QwenImageVae>(arch, 96);
@@ -238,6 +237,12 @@ std::unique_ptr<Vae> make_qwen_image_vae(const std::string& arch,
     throw InvalidArgument(
         "the qwen_image VAE has architectures 'default' and 'tiny', not '" +
         arch + "'");
+  return vae;
+}
+
+std::unique_ptr<Vae> make_qwen_image_vae(const std::string& arch,
+                                         std::uint64_t seed) {
+  std::unique_ptr<Vae> vae = declare_qwen_image_vae(arch);
   vae->init_from_seed(seed);
   return vae;
 }

@@ -14,6 +14,8 @@
 #include <mutex>
 #include <random>
 
+#include "image_input.hpp"
+
 namespace mold_cli {
 
 namespace net = mold::net;
@@ -120,6 +122,9 @@ std::string type_name(const Json& v) {
                           : "an object";
 }
 
+/// The most source images one generate request may carry.
+constexpr std::size_t kMaxSourceImages = 8;
+
 [[noreturn]] void invalid(const std::string& field, const std::string& why) {
   throw Refused{codes::kValidationError, fmt::format("{}: {}", field, why)};
 }
@@ -160,17 +165,18 @@ GenerationRequest parse_generation(const Json& body, std::size_t max_prompt) {
     throw Refused{codes::kValidationError,
                   fmt::format("the body should be a JSON object, not {}",
                               type_name(body))};
-  static const std::array<const char*, 10> known = {
+  static const std::array<const char*, 11> known = {
       "model",  "prompt", "negative_prompt", "width",
       "height", "steps",  "guidance",        "seed",
-      "tiny",   "batch"};
+      "tiny",   "batch",  "images"};
   for (const auto& item : body.items())
     if (std::find_if(known.begin(), known.end(), [&](const char* k) {
           return item.key() == k;
         }) == known.end())
       invalid(mold::escape_control(item.key()),
               "is not a field of a generate request (model, prompt, "
-              "negative_prompt, width, height, steps, guidance, seed, tiny)");
+              "negative_prompt, width, height, steps, guidance, seed, tiny, "
+              "images)");
   GenerationRequest r;
   r.model_spec = string_field(body, "model", true, 256);
   if (r.model_spec.empty()) invalid("model", "is empty");
@@ -213,6 +219,27 @@ GenerationRequest parse_generation(const Json& body, std::size_t max_prompt) {
       invalid("batch",
               "the server makes one image per request; send one request per "
               "image with seed, seed + 1, ... (mold run with MOLD_HOST does)");
+  }
+  if (const auto it = body.find("images"); it != body.end() && !it->is_null()) {
+    if (!it->is_array() || it->size() > kMaxSourceImages)
+      invalid("images",
+              fmt::format("should be an array of at most {} base64 PNG "
+                          "strings (an edit's source images)",
+                          kMaxSourceImages));
+    for (std::size_t i = 0; i < it->size(); ++i) {
+      const std::string field = fmt::format("images[{}]", i);
+      const Json& item = (*it)[i];
+      if (!item.is_string()) invalid(field, "should be a base64 PNG string");
+      const std::optional<std::string> png =
+          net::base64_decode(item.get_ref<const std::string&>());
+      if (!png) invalid(field, "is not padded standard base64");
+      try {
+        g.images.push_back(decode_source_image(field, *png));
+      } catch (const mold::Error& e) {
+        invalid(field,
+                fmt::format("is not an image mold can read ({})", e.what()));
+      }
+    }
   }
   g.batch = 1;
   return r;

@@ -171,6 +171,12 @@ class RemoteRunner {
     if (g.steps) b["steps"] = g.steps;
     if (g.guidance) b["guidance"] = *g.guidance;
     if (run_.tiny) b["tiny"] = true;
+    if (!run_.images_png.empty()) {
+      Json images = Json::array();
+      for (const std::string& png : run_.images_png)
+        images.push_back(mold::net::base64_encode(png));
+      b["images"] = std::move(images);
+    }
     return b;
   }
 

@@ -6,6 +6,7 @@
 #include <mold/net/server_address.hpp>
 #include <mold/runtime/pipeline.hpp>
 #include <string>
+#include <vector>
 
 namespace mold_cli {
 
@@ -15,6 +16,8 @@ struct RemoteRun {
   std::string api_key;        ///< MOLD_API_KEY
   std::string model_spec;
   mold::GenerateRequest generate;  ///< batch N, seed of the first image
+  /// Source images of an edit, PNG bytes as read from --image files.
+  std::vector<std::string> images_png;
   bool tiny = false;
   std::string output = ".";
   bool json = false;

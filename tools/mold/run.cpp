@@ -28,6 +28,7 @@
 #include "common/json_output.hpp"
 #include "common/options.hpp"
 #include "common/readable_error.hpp"
+#include "image_input.hpp"
 #include "image_output.hpp"
 #include "remote_run.hpp"
 #include "run_plan.hpp"
@@ -56,6 +57,7 @@ struct RunRequest {
   bool local = false;  ///< run here even with MOLD_HOST set
   std::string server;  ///< --host: a server to run on
   bool backend_given = false;
+  std::vector<std::string> image_files;  ///< --image, in order
 };
 
 tools::Parsed<RunRequest> parse(const std::vector<std::string>& args) {
@@ -83,7 +85,10 @@ tools::Parsed<RunRequest> parse(const std::vector<std::string>& args) {
   options.add_options()("help,h", "this help")(
       "model", po::value(&r.model_spec)->required(),
       "model[:variant], e.g. z-image-turbo")(
-      "prompt", po::value(&g.prompt)->required(), "what to draw");
+      "prompt", po::value(&g.prompt)->required(), "what to draw")(
+      "image", po::value(&r.image_files)->composing(),
+      "a PNG to edit (edit models; repeatable, in the order the prompt "
+      "names them: Picture 1, 2, ...)");
   tools::add_ranged_int(options, "width", &g.width, 16, 16384,
                         "image width in pixels (default: the model's)");
   tools::add_ranged_int(options, "height", &g.height, 16, 16384,
@@ -303,13 +308,23 @@ std::optional<RemoteRun> remote_target(const RunRequest& r) {
 }
 
 int run_command(const std::vector<std::string>& args) {
-  const auto parsed = parse(args);
+  auto parsed = parse(args);
   if (parsed.help) {
     std::cout << *parsed.help;
     return tools::kOk;
   }
-  if (const auto remote = remote_target(parsed.request))
+  // The source images: read here, decoded here for a local run, sent as
+  // they are (PNG bytes) to a server.
+  std::vector<std::string> images;
+  for (const std::string& file : parsed.request.image_files)
+    images.push_back(read_image_file(file, "--image"));
+  if (auto remote = remote_target(parsed.request)) {
+    remote->images_png = std::move(images);
     return run_remote(*remote);
+  }
+  for (std::size_t i = 0; i < images.size(); ++i)
+    parsed.request.generate.images.push_back(
+        decode_source_image(parsed.request.image_files[i], images[i]));
   return run(parsed.request);
 }
 

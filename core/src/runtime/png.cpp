@@ -7,6 +7,7 @@
 #include <csetjmp>
 #include <cstdio>
 #include <cstring>
+#include <functional>
 #include <memory>
 #include <ostream>
 
@@ -302,38 +303,41 @@ void write_png(const fs::path& path, const std::uint8_t* rgb, int width,
   });
 }
 
-PngImage read_png(const fs::path& path) {
-  require_regular_input(path, "PNG");
-  std::unique_ptr<std::FILE, FileCloser> file(std::fopen(path.c_str(), "rb"));
-  if (!file)
-    throw Error(fmt::format("PNG {}: cannot open it: {}", path.string(),
-                            std::strerror(errno)));
-  png_byte signature[8] = {};
-  const std::size_t got =
-      std::fread(signature, 1, sizeof signature, file.get());
-  if (got < sizeof signature || png_sig_cmp(signature, 0, sizeof signature))
-    throw Error(fmt::format(
-        "PNG {}: not a PNG file (it does not start with the PNG signature); "
-        "give a .png image",
-        path.string()));
+namespace {
 
+struct MemoryInput {
+  const std::uint8_t* data;
+  std::size_t size;
+  std::size_t offset;
+};
+
+void on_read(png_structp png, png_bytep out, std::size_t length) {
+  auto* in = static_cast<MemoryInput*>(png_get_io_ptr(png));
+  if (length > in->size - in->offset) png_error(png, "Read Error");
+  std::memcpy(out, in->data + in->offset, length);
+  in->offset += length;
+}
+
+/// Decodes from what `attach` gives libpng to read (past the signature);
+/// `name` names the image in errors.
+PngImage decode_png_with(const std::string& name,
+                         const std::function<void(png_structp)>& attach) {
   ErrorSink errors;
   ReadStructs structs;
   structs.png = png_create_read_struct(PNG_LIBPNG_VER_STRING, &errors, on_error,
                                        on_warning);
   if (structs.png) structs.info = png_create_info_struct(structs.png);
   if (!structs.png || !structs.info)
-    throw Error(fmt::format("PNG {}: cannot start libpng (out of memory?)",
-                            path.string()));
-  png_init_io(structs.png, file.get());
+    throw Error(
+        fmt::format("PNG {}: cannot start libpng (out of memory?)", name));
+  attach(structs.png);
 
   PngImage image;
   DecodeJob job{&image.rgb, 0, 0, {}};
   if (!decode(structs.png, structs.info, job)) {
     std::string problem = errors.message;
     if (problem == "Read Error") problem = "the file ends early (truncated?)";
-    throw Error(
-        fmt::format("PNG {}: cannot read it: {}", path.string(), problem));
+    throw Error(fmt::format("PNG {}: cannot read it: {}", name, problem));
   }
   image.width = int(job.width);
   image.height = int(job.height);
@@ -355,6 +359,39 @@ PngImage read_png(const fs::path& path) {
     image.text.emplace(std::move(key), std::move(value));
   }
   return image;
+}
+
+std::string not_png(const std::string& name) {
+  return fmt::format(
+      "PNG {}: not a PNG file (it does not start with the PNG signature); "
+      "give a .png image",
+      name);
+}
+
+}  // namespace
+
+PngImage read_png(const fs::path& path) {
+  require_regular_input(path, "PNG");
+  std::unique_ptr<std::FILE, FileCloser> file(std::fopen(path.c_str(), "rb"));
+  if (!file)
+    throw Error(fmt::format("PNG {}: cannot open it: {}", path.string(),
+                            std::strerror(errno)));
+  png_byte signature[8] = {};
+  const std::size_t got =
+      std::fread(signature, 1, sizeof signature, file.get());
+  if (got < sizeof signature || png_sig_cmp(signature, 0, sizeof signature))
+    throw Error(not_png(path.string()));
+  return decode_png_with(
+      path.string(), [&](png_structp png) { png_init_io(png, file.get()); });
+}
+
+PngImage decode_png(const std::string& name, std::string_view bytes) {
+  const auto* data = reinterpret_cast<const std::uint8_t*>(bytes.data());
+  if (bytes.size() < 8 || png_sig_cmp(const_cast<png_bytep>(data), 0, 8))
+    throw Error(not_png(name));
+  MemoryInput input{data, bytes.size(), 8};
+  return decode_png_with(
+      name, [&](png_structp png) { png_set_read_fn(png, &input, on_read); });
 }
 
 }  // namespace mold

@@ -31,6 +31,9 @@ struct GenerateRequest {
   std::optional<double> guidance;  ///< none: the model's default
   std::uint64_t seed = 0;          ///< image i of a batch uses seed + i
   int batch = 1;
+  /// Edit models: the images the edit starts from, each (3, H, W) uint8 RGB
+  /// on the host, in the order the prompt may name them ("Picture 1", ...).
+  std::vector<at::Tensor> images;
 };
 
 /// One phase of one image as planned: what runs, on which component, with

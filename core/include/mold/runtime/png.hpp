@@ -15,6 +15,7 @@
 #include <filesystem>
 #include <map>
 #include <string>
+#include <string_view>
 #include <vector>
 
 namespace mold {
@@ -63,5 +64,8 @@ struct PngImage {
 /// for anything else (not a PNG, truncated, corrupt, more than kMaxPngPixels
 /// or kMaxPngSide), never crashing on hostile input.
 PngImage read_png(const std::filesystem::path& path);
+/// The same from PNG bytes in memory (an image sent with a request); `name`
+/// stands for it in error messages ("PNG <name>: ...").
+PngImage decode_png(const std::string& name, std::string_view bytes);
 
 }  // namespace mold

@@ -1,0 +1,663 @@
+#include "qwen_image_pipeline.hpp"
+
+#include <ATen/CPUGeneratorImpl.h>
+#include <fmt/format.h>
+
+#include <cmath>
+#include <mold/base/error.hpp>
+#include <mold/config/json_config.hpp>
+#include <mold/device/cpu_backend.hpp>
+#include <mold/estimate/workload.hpp>
+#include <mold/model/scheduler.hpp>
+#include <mold/model/tokenizer.hpp>
+#include <mold/model/transformer.hpp>
+#include <mold/model/vae.hpp>
+#include <mold/runtime/module_component.hpp>
+#include <mold/runtime/vae_runner.hpp>
+
+#include "edit_images.hpp"
+#include "qwen25vl_text_encoder.hpp"
+#include "qwen_image_transformer.hpp"
+#include "qwen_image_vae.hpp"
+
+namespace qwen_image {
+
+namespace fs = std::filesystem;
+
+namespace {
+
+constexpr const char* kFamily = "qwen_image";
+constexpr int kSizeMultiple = 16;  // vae_scale_factor * 2
+constexpr int kLatentChannels = 16;
+constexpr int kMaxSequenceLength = 512;  // QwenImagePipeline's default
+constexpr int kMaxSourceImages = 8;
+
+// The templates of the prompt (diffusers' prompt_template_encode) and the
+// tokens of their system turn, which the pipelines drop
+// (prompt_template_encode_start_idx).
+constexpr const char* kTextTemplate =
+    "<|im_start|>system\nDescribe the image by detailing the color, shape, "
+    "size, texture, quantity, text, spatial relationships of the objects and "
+    "background:<|im_end|>\n<|im_start|>user\n{}<|im_end|>\n<|im_start|>"
+    "assistant\n";
+constexpr int kTextDropped = 34;
+constexpr const char* kEditTemplate =
+    "<|im_start|>system\nDescribe the key features of the input image "
+    "(color, shape, size, texture, objects, background), then explain how "
+    "the user's text instruction should alter or modify the image. Generate "
+    "a new image that meets the user's requirements while maintaining "
+    "consistency with the original input where appropriate.<|im_end|>\n"
+    "<|im_start|>user\n{}<|im_end|>\n<|im_start|>assistant\n";
+constexpr int kEditDropped = 64;
+
+at::ScalarType parse_dtype(const std::string& dtype) {
+  if (dtype == "float32") return at::kFloat;
+  if (dtype == "float16") return at::kHalf;
+  if (dtype == "bfloat16") return at::kBFloat16;
+  throw mold::InvalidArgument(fmt::format(
+      "--dtype {}: Qwen-Image runs in float32, float16 or bfloat16", dtype));
+}
+
+/// The built-in VAE a vae/config.json describes: base_dim 96 (the published
+/// one) or 8 (tiny).
+std::string vae_arch(const fs::path& vae_dir) {
+  const mold::JsonConfig config =
+      mold::JsonConfig::read(vae_dir / "config.json");
+  const int64_t base = config.integer_or("base_dim", 96, 1, 1 << 16);
+  if (config.integer_or("z_dim", kLatentChannels, 1, 1 << 16) !=
+      kLatentChannels)
+    throw mold::ConfigError(config.origin(), 0, "z_dim",
+                            "is not 16; Qwen-Image's VAE has 16 latent "
+                            "channels");
+  if (base == 96) return "default";
+  if (base == 8) return "tiny";
+  throw mold::ConfigError(
+      config.origin(), 0, "base_dim",
+      fmt::format("is {}; mold's Qwen-Image VAE has 96 (the published one) "
+                  "or 8 (tiny)",
+                  base));
+}
+
+/// (1, 16, H, W) -> (1, H/2 x W/2, 64): the pipeline's packed tokens, over
+/// whose 64 features true CFG takes its norms.
+at::Tensor pack(const at::Tensor& x) {
+  const int64_t c = x.size(1), h = x.size(2) / 2, w = x.size(3) / 2;
+  return x.view({x.size(0), c, h, 2, w, 2})
+      .permute({0, 2, 4, 1, 3, 5})
+      .reshape({x.size(0), h * w, c * 4});
+}
+at::Tensor unpack(const at::Tensor& tokens, int64_t height, int64_t width) {
+  const int64_t c = tokens.size(2) / 4;
+  return tokens.view({tokens.size(0), height / 2, width / 2, c, 2, 2})
+      .permute({0, 3, 1, 4, 2, 5})
+      .reshape({tokens.size(0), c, height, width});
+}
+
+class QwenImagePipeline final : public mold::Pipeline {
+ public:
+  QwenImagePipeline(const PipelineFactories& factories,
+                    const mold::PipelineOptions& options)
+      : options_(options),
+        dtype_(parse_dtype(options.dtype)),
+        edit_(is_edit_model(options.model)) {
+    const bool seeded = !options.model_dir.has_value();
+    arch_ = seeded ? options.arch.name : "default";
+    areas_ = arch_ == "tiny" ? EditAreas::tiny() : EditAreas::published();
+    if (seeded) {
+      tokenizer_ =
+          std::make_shared<const mold::BpeTokenizer>(mold::BpeTokenizer::load(
+              factories.tokenizer_json, factories.tokenizer_config));
+    } else {
+      const fs::path& dir = *options.model_dir;
+      tokenizer_ = std::make_shared<const mold::BpeTokenizer>(
+          mold::BpeTokenizer::load(dir / "tokenizer"));
+      scheduler_ = mold::FlowMatchConfig::from_json(
+          mold::JsonConfig::read(dir / "scheduler" / "scheduler_config.json"));
+    }
+    if (seeded) scheduler_ = published_scheduler();
+    auto warn = [](const std::string& message) {
+      fmt::print(stderr, "warning: {}\n", message);
+    };
+    auto source = [&](const char* component, std::uint64_t offset) {
+      mold::WeightSource s;
+      if (seeded)
+        s.seed = options.weights_seed + offset;
+      else
+        s.checkpoint = *options.model_dir / component;
+      return s;
+    };
+    auto arch_of = [&](const char* component) {
+      return seeded ? options.arch
+                    : mold::ArchSpec::from_config(*options.model_dir /
+                                                  component / "config.json");
+    };
+    std::unique_ptr<Qwen25VLTextEncoder> text_encoder =
+        make_qwen25vl_text_encoder(arch_of("text_encoder"), edit_);
+    std::unique_ptr<mold::Denoiser> transformer =
+        make_qwen_image_transformer(arch_of("transformer"));
+    encoder_config_ = text_encoder->config();
+    text_dims_ = {long(encoder_config_.hidden_size),
+                  long(encoder_config_.num_attention_heads)};
+    const auto& v = encoder_config_.vision;
+    vision_dims_ = {long(v.hidden_size), long(v.num_heads), long(v.patch_size),
+                    long(v.spatial_merge_size), long(v.window_size)};
+    const auto& t =
+        dynamic_cast<const QwenImageTransformer&>(*transformer).config();
+    transformer_dims_ = {long(t.inner_dim()), long(t.num_attention_heads)};
+    if (t.joint_attention_dim != encoder_config_.hidden_size)
+      throw mold::ConfigError(
+          seeded ? fs::path("<built-in>")
+                 : *options.model_dir / "transformer" / "config.json",
+          0, "joint_attention_dim",
+          fmt::format("is {} but the text encoder's hidden size is {}",
+                      t.joint_attention_dim, encoder_config_.hidden_size));
+    estimators_ = factories.estimators;
+    std::unique_ptr<mold::Vae> vae = declare_qwen_image_vae(
+        seeded ? options.arch.name : vae_arch(*options.model_dir / "vae"));
+    text_encoder_ = std::make_shared<mold::ModuleComponent>(
+        "text_encoder", std::move(text_encoder), source("text_encoder", 1),
+        dtype_, warn);
+    transformer_ = std::make_shared<mold::ModuleComponent>(
+        "transformer", std::move(transformer), source("transformer", 2), dtype_,
+        warn);
+    vae_ = std::make_shared<mold::ModuleComponent>(
+        "vae", std::move(vae), source("vae", 3), dtype_, warn);
+  }
+
+  std::string family() const override { return kFamily; }
+  std::string model() const override { return options_.model; }
+  std::string variant() const override { return options_.variant; }
+  bool seeded_weights() const override { return !options_.model_dir; }
+  std::string describe_weights() const override {
+    return options_.model_dir
+               ? options_.model_dir->string()
+               : fmt::format("seeded weights ({} architecture, seed {})", arch_,
+                             options_.weights_seed);
+  }
+  std::vector<std::shared_ptr<mold::CachedComponent>> components()
+      const override {
+    return {text_encoder_, transformer_, vae_};
+  }
+
+  mold::GenerateRequest resolve(
+      const mold::GenerateRequest& request) const override {
+    mold::GenerateRequest r = request;
+    if (edit_ && r.images.empty())
+      throw mold::InvalidArgument(
+          fmt::format("{} edits images: give at least one with --image FILE",
+                      options_.model));
+    if (!edit_ && !r.images.empty())
+      throw mold::InvalidArgument(
+          fmt::format("{} makes images from text and takes no --image; use "
+                      "qwen-image-edit-2511 to edit one",
+                      options_.model));
+    if (r.images.size() > std::size_t(kMaxSourceImages))
+      throw mold::InvalidArgument(
+          fmt::format("{} --image files: {} takes at most {}", r.images.size(),
+                      options_.model, kMaxSourceImages));
+    for (std::size_t i = 0; i < r.images.size(); ++i) {
+      const at::Tensor& image = r.images[i];
+      if (!image.defined() || image.dim() != 3 || image.size(0) != 3 ||
+          image.scalar_type() != at::kByte)
+        throw mold::InvalidArgument(
+            fmt::format("source image {} is not 8-bit RGB (3 x H x W)", i + 1));
+    }
+    // An edit's size follows its last image at the VAE's area
+    // (calculate_dimensions, then multiples of 16); text-to-image's is
+    // square.
+    int width = arch_ == "tiny" ? 256 : 1024, height = width;
+    if (edit_) {
+      const at::Tensor& last = r.images.back();
+      const mold::ImageSize size =
+          fit_to_area(areas_.vae, int(last.size(2)), int(last.size(1)));
+      width = size.width / kSizeMultiple * kSizeMultiple;
+      height = size.height / kSizeMultiple * kSizeMultiple;
+    }
+    if (r.width == 0) r.width = width;
+    if (r.height == 0) r.height = height;
+    if (r.steps == 0) r.steps = 50;     // both pipelines' default
+    if (!r.guidance) r.guidance = 4.0;  // true_cfg_scale
+    for (auto [flag, value] :
+         {std::pair<const char*, int>{"--width", r.width},
+          std::pair<const char*, int>{"--height", r.height}}) {
+      if (value < kSizeMultiple || value > 16384 || value % kSizeMultiple)
+        throw mold::InvalidArgument(fmt::format(
+            "{} {}: Qwen-Image makes images whose sides are multiples of {} "
+            "from {} to 16384; try {}",
+            flag, value, kSizeMultiple, kSizeMultiple,
+            std::max(kSizeMultiple,
+                     std::min(16384, (value + kSizeMultiple / 2) /
+                                         kSizeMultiple * kSizeMultiple))));
+    }
+    if (r.steps < 1 || r.steps > 1000)
+      throw mold::InvalidArgument(
+          fmt::format("--steps {}: give 1 to 1000 steps", r.steps));
+    if (!(*r.guidance >= 0) || *r.guidance > 100)
+      throw mold::InvalidArgument(fmt::format(
+          "--guidance {}: give 0 to 100 (true CFG runs above 1 with a "
+          "--negative prompt)",
+          *r.guidance));
+    if (r.batch < 1 || r.batch > mold::kMaxBatch)
+      throw mold::InvalidArgument(fmt::format("--batch {}: give 1 to {} images",
+                                              r.batch, mold::kMaxBatch));
+    return r;
+  }
+
+  std::vector<mold::PlannedPhase> plan(
+      const mold::GenerateRequest& r) const override {
+    const Prepared prepared = prepare(r);
+    return plan_of(r, prepared);
+  }
+
+  mold::GeneratedImage generate(const mold::GenerateRequest& r,
+                                std::uint64_t seed,
+                                mold::RunContext& context) override {
+    const Prepared prepared = prepare(r);
+    const std::vector<mold::PlannedPhase> phases = plan_of(r, prepared);
+    const bool cfg = uses_cfg(r);
+    std::size_t next = 0;
+
+    at::Tensor features;  // the vision tower's, shared by both prompts
+    if (edit_) features = vision_encode(phases[next++], prepared, context);
+    at::Tensor text = encode(phases[next++], prepared.prompt_ids, prepared,
+                             features, context);
+    at::Tensor negative;
+    if (cfg)
+      negative = encode(phases[next++], prepared.negative_ids, prepared,
+                        features, context);
+    features.reset();
+
+    std::vector<at::Tensor> references;
+    for (std::size_t i = 0; i < prepared.images.size(); ++i)
+      references.push_back(
+          vae_encode(phases[next++], prepared.images[i].vae_input, context));
+
+    // Noise on the host from the seed, whatever the backend: the same seed
+    // gives the same image everywhere (diffusers draws it, after the
+    // encodes, from a CPU torch.Generator).
+    const int64_t lh = 2 * (r.height / kSizeMultiple);
+    const int64_t lw = 2 * (r.width / kSizeMultiple);
+    at::Generator generator = at::detail::createCPUGenerator(seed);
+    at::Tensor latents =
+        at::randn({1, kLatentChannels, lh, lw}, generator, at::kFloat)
+            .to(dtype_);
+
+    const mold::PlannedPhase& denoise = phases[next++];
+    context.run_phase(denoise, [&](mold::PhaseScope& scope) {
+      auto& component = scope.component_as<mold::ModuleComponent>();
+      const auto& model =
+          dynamic_cast<const mold::Denoiser&>(component.module());
+      const c10::Device device = model.device();
+      const long image_tokens = long(lh / 2) * long(lw / 2);
+      // The pipelines' sigmas, numpy's float64 linspace(1, 1/steps, steps),
+      // through set_timesteps(sigmas=..., mu=...) in float32.
+      std::vector<float> sigmas(std::size_t(r.steps));
+      for (int i = 0; i < r.steps; ++i)
+        sigmas[std::size_t(i)] =
+            r.steps == 1
+                ? 1.0f
+                : float(1.0 + (1.0 / r.steps - 1.0) * i / (r.steps - 1));
+      const mold::FlowMatchSchedule schedule =
+          mold::flow_match_schedule_from_sigmas(
+              scheduler_, sigmas,
+              scheduler_.use_dynamic_shifting
+                  ? std::optional<double>(
+                        mold::flow_match_mu(scheduler_, image_tokens))
+                  : std::nullopt);
+      at::NoGradGuard no_grad;
+      latents = latents.to(device);
+      std::vector<at::Tensor> refs;
+      for (const at::Tensor& ref : references)
+        refs.push_back(ref.to(device, dtype_));
+      const auto input_of = [&](const at::Tensor& hidden, float t) {
+        mold::DenoiserInput input;
+        input.latents = latents;
+        input.references = refs;
+        // The pipeline rounds t to its dtype, then divides by 1000 there.
+        input.timestep = at::full({1}, t, at::TensorOptions().dtype(at::kFloat))
+                             .to(dtype_)
+                             .div(1000)
+                             .to(device);
+        input.text = hidden.to(device, dtype_);
+        input.text_mask =
+            at::ones({1, hidden.size(1)},
+                     at::TensorOptions().dtype(at::kBool).device(device));
+        return input;
+      };
+      for (int i = 0; i < schedule.steps(); ++i) {
+        const float t = schedule.timesteps[i];
+        at::Tensor velocity = model.forward(input_of(text, t));
+        if (cfg) {
+          const at::Tensor neg = model.forward(input_of(negative, t));
+          // comb = neg + s (cond - neg), rescaled per token to the norm of
+          // the positive prediction (over the 64 packed features).
+          const at::Tensor cond = pack(velocity), uncond = pack(neg);
+          const at::Tensor comb = uncond + float(*r.guidance) * (cond - uncond);
+          const at::Tensor cond_norm = at::norm(cond, 2, {-1}, true);
+          const at::Tensor comb_norm = at::norm(comb, 2, {-1}, true);
+          velocity = unpack(comb * (cond_norm / comb_norm), lh, lw);
+        }
+        // The Euler step in float32, the latents back in the model's dtype.
+        latents = (latents.to(at::kFloat) +
+                   schedule.delta(i) * velocity.to(at::kFloat))
+                      .to(dtype_);
+        scope.step(i + 1, schedule.steps());
+      }
+      latents = latents.to(at::kCPU);
+    });
+
+    const mold::PlannedPhase& decode = phases[next++];
+    mold::GeneratedImage generated;
+    generated.tensors.emplace_back("latents", latents.to(at::kFloat));
+    context.run_phase(decode, [&](mold::PhaseScope& scope) {
+      auto& component = scope.component_as<mold::ModuleComponent>();
+      auto& vae = dynamic_cast<mold::Vae&>(component.module());
+      mold::VaeJob job;
+      job.op = std::string(mold::ops::kVaeDecode);
+      job.mode = mold::VaeMode::ladder;
+      job.dtype = options_.dtype;
+      job.predict = arch_ == "default";
+      job.input = vae.unscale_latent(latents.to(dtype_));
+      const mold::VaeJobResult result = mold::run_vae(
+          vae, context.registry(), job, context.cache().shared_backend(),
+          mold::CpuBackend::instance());
+      scope.set_detail("vae " + result.rung);
+      // diffusers' postprocess: [-1, 1] -> [0, 1] -> round(x * 255).
+      at::Tensor image = result.output.to(at::kCPU).to(at::kFloat);
+      generated.rgb = (image[0] * 0.5 + 0.5)
+                          .clamp(0, 1)
+                          .mul(255)
+                          .round()
+                          .to(at::kByte)
+                          .contiguous();
+      generated.tensors.emplace_back("image", image);
+    });
+    return generated;
+  }
+
+ private:
+  /// What one request makes of its prompts and images before any phase.
+  struct Prepared {
+    std::vector<PreparedImage> images;
+    std::vector<int64_t> prompt_ids, negative_ids;  // the whole template
+  };
+
+  /// FlowMatchEulerDiscreteScheduler as Qwen-Image's scheduler_config.json
+  /// sets it: dynamic exponential shifting between 256 and 8192 tokens
+  /// (shift 0.5 to 0.9), stretched to a last sigma of 0.02.
+  static mold::FlowMatchConfig published_scheduler() {
+    mold::FlowMatchConfig c;
+    c.use_dynamic_shifting = true;
+    c.base_shift = 0.5;
+    c.max_shift = 0.9;
+    c.base_image_seq_len = 256;
+    c.max_image_seq_len = 8192;
+    c.shift_terminal = 0.02;
+    return c;
+  }
+
+  /// True CFG: a scale above 1 and a negative prompt (diffusers'
+  /// true_cfg_scale > 1 and has_neg_prompt).
+  static bool uses_cfg(const mold::GenerateRequest& r) {
+    return *r.guidance > 1 && !r.negative_prompt.empty();
+  }
+
+  Prepared prepare(const mold::GenerateRequest& r) const {
+    Prepared p;
+    for (std::size_t i = 0; i < r.images.size(); ++i)
+      p.images.push_back(
+          prepare_edit_image(r.images[i], areas_, encoder_config_.vision, i));
+    p.prompt_ids = prompt_ids(r.prompt, p.images);
+    if (uses_cfg(r)) p.negative_ids = prompt_ids(r.negative_prompt, p.images);
+    return p;
+  }
+
+  /// The template around `prompt` (and an edit's "Picture N:" parts), each
+  /// image's <|image_pad|> repeated for its merged patches, as the processor
+  /// expands it. Text-to-image truncates at 1024 tokens after the dropped
+  /// ones (the tokenizer's max_length).
+  std::vector<int64_t> prompt_ids(
+      const std::string& prompt,
+      const std::vector<PreparedImage>& images) const {
+    std::string text;
+    if (edit_) {
+      std::string pictures;
+      for (std::size_t i = 0; i < images.size(); ++i)
+        pictures += fmt::format(
+            "Picture {}: <|vision_start|><|image_pad|><|vision_end|>", i + 1);
+      text = fmt::format(kEditTemplate, pictures + prompt);
+    } else {
+      text = fmt::format(kTextTemplate, prompt);
+    }
+    const std::vector<std::int32_t> ids = tokenizer_->encode(text);
+    std::vector<int64_t> out;
+    std::size_t image = 0;
+    for (const std::int32_t id : ids) {
+      if (edit_ && id == encoder_config_.image_token_id &&
+          image < images.size()) {
+        const int64_t m = encoder_config_.vision.spatial_merge_size;
+        const int64_t n =
+            images[image].vision.grid_h / m * (images[image].vision.grid_w / m);
+        out.insert(out.end(), std::size_t(n), id);
+        ++image;
+      } else {
+        out.push_back(id);
+      }
+    }
+    if (!edit_ && out.size() > std::size_t(1024 + kTextDropped))
+      out.resize(1024 + kTextDropped);
+    return out;
+  }
+
+  int dropped() const { return edit_ ? kEditDropped : kTextDropped; }
+  /// The text tokens the denoiser attends to.
+  int kept_tokens(const std::vector<int64_t>& ids) const {
+    int n = std::max(0, int(ids.size()) - dropped());
+    if (!edit_) n = std::min(n, kMaxSequenceLength);
+    return n;
+  }
+
+  mold::Workload workload(std::string_view op, const mold::GenerateRequest& r,
+                          int tokens) const {
+    mold::Workload w;
+    w.family = kFamily;
+    w.model = options_.model;
+    w.op = std::string(op);
+    w.backend = options_.backend;
+    w.dtype = options_.dtype;
+    w.batch = 1;
+    w.width = r.width;
+    w.height = r.height;
+    w.tokens = tokens;
+    w.arch = arch_;
+    return w;
+  }
+
+  std::vector<mold::PlannedPhase> plan_of(const mold::GenerateRequest& r,
+                                          const Prepared& prepared) const {
+    const bool cfg = uses_cfg(r);
+    std::vector<mold::PlannedPhase> phases;
+    auto planned = [&](mold::Workload w, const char* component, int steps) {
+      mold::PlannedPhase phase;
+      phase.phase = w.op;
+      phase.component = component;
+      phase.workload = std::move(w);
+      phase.steps = steps;
+      return phase;
+    };
+    std::vector<mold::ImageSize> vision_sizes, vae_sizes;
+    for (const PreparedImage& image : prepared.images) {
+      vision_sizes.push_back(image.vision_size);
+      vae_sizes.push_back(image.vae_size);
+    }
+    if (edit_) {
+      mold::Workload w = workload(kVisionEncode, r, 0);
+      w.images = vision_sizes;
+      phases.push_back(planned(std::move(w), "text_encoder", 0));
+    }
+    for (const auto* ids : {&prepared.prompt_ids, &prepared.negative_ids}) {
+      if (ids == &prepared.negative_ids && !cfg) break;
+      mold::Workload w = workload(mold::ops::kTextEncode, r, int(ids->size()));
+      w.images = vision_sizes;
+      phases.push_back(planned(std::move(w), "text_encoder", 0));
+    }
+    for (const mold::ImageSize& size : vae_sizes) {
+      mold::Workload w = workload(mold::ops::kVaeEncode, r, 0);
+      w.width = size.width;
+      w.height = size.height;
+      phases.push_back(planned(std::move(w), "vae", 0));
+      if (arch_ != "default") phases.back().estimate = tiny_vae_estimate(w);
+    }
+    {
+      mold::Workload w =
+          workload(mold::ops::kDenoise, r,
+                   std::max(kept_tokens(prepared.prompt_ids),
+                            cfg ? kept_tokens(prepared.negative_ids) : 0));
+      w.images = vae_sizes;
+      phases.push_back(planned(std::move(w), "transformer", r.steps));
+    }
+    {
+      mold::Workload w = workload(mold::ops::kVaeDecode, r, 0);
+      phases.push_back(planned(w, "vae", 0));
+      if (arch_ != "default") phases.back().estimate = tiny_vae_estimate(w);
+    }
+    // The registered estimators know the built-in architectures; a model
+    // directory's is estimated here, from the sizes its config.json gave.
+    if (options_.model_dir && estimators_) {
+      for (auto& phase : phases) {
+        if (phase.phase == mold::ops::kTextEncode)
+          phase.estimate = estimators_->text_encode(phase.workload, text_dims_);
+        if (phase.phase == kVisionEncode)
+          phase.estimate =
+              estimators_->vision_encode(phase.workload, vision_dims_);
+        if (phase.phase == mold::ops::kDenoise)
+          phase.estimate =
+              estimators_->denoise(phase.workload, transformer_dims_);
+      }
+    }
+    return phases;
+  }
+
+  /// The registered VAE estimators describe the published VAE (base 96).
+  /// The tiny one's constant was measured the same way on the cpu backend
+  /// (mold run --tiny --json, float32: see calibration.toml's notes).
+  mold::Estimate tiny_vae_estimate(const mold::Workload& w) const {
+    constexpr double kBytesPerPixel = 80;
+    mold::Estimate e;
+    const double bytes = kBytesPerPixel * w.width * w.height *
+                         double(mold::dtype_size(options_.dtype));
+    e.bytes = mold::Bytes(bytes);
+    e.terms.push_back(
+        {"activations", e.bytes,
+         fmt::format("{} x {} px x {} B", kBytesPerPixel, w.width * w.height,
+                     mold::dtype_size(options_.dtype))});
+    e.calibrated = false;
+    e.source =
+        "qwen_image_pipeline.cpp: the tiny Qwen-Image VAE, not measured yet";
+    return e;
+  }
+
+  at::Tensor vision_encode(const mold::PlannedPhase& phase,
+                           const Prepared& prepared,
+                           mold::RunContext& context) {
+    at::Tensor features;
+    context.run_phase(phase, [&](mold::PhaseScope& scope) {
+      const auto& encoder = dynamic_cast<const Qwen25VLTextEncoder&>(
+          scope.component_as<mold::ModuleComponent>().module());
+      std::vector<VisionImage> images;
+      int64_t patches = 0;
+      for (const PreparedImage& image : prepared.images) {
+        images.push_back(image.vision);
+        patches += image.vision.pixel_values.size(0);
+      }
+      features = encoder.vision_features(images).to(at::kCPU);
+      scope.set_detail(fmt::format("{} patches -> {} image tokens", patches,
+                                   features.size(0)));
+    });
+    return features;
+  }
+
+  /// The hidden states the denoiser takes: (1, n, hidden) on the host in
+  /// the run's dtype, the system turn's tokens dropped.
+  at::Tensor encode(const mold::PlannedPhase& phase,
+                    const std::vector<int64_t>& ids, const Prepared& prepared,
+                    const at::Tensor& features, mold::RunContext& context) {
+    at::Tensor hidden;
+    context.run_phase(phase, [&](mold::PhaseScope& scope) {
+      const auto& encoder = dynamic_cast<const Qwen25VLTextEncoder&>(
+          scope.component_as<mold::ModuleComponent>().module());
+      at::NoGradGuard no_grad;
+      const at::Tensor input =
+          at::tensor(ids, at::TensorOptions().dtype(at::kLong))
+              .reshape({1, int64_t(ids.size())})
+              .to(encoder.device());
+      at::Tensor states;
+      if (edit_) {
+        std::vector<VisionImage> images;
+        for (const PreparedImage& image : prepared.images)
+          images.push_back(image.vision);
+        states = encoder.encode_with_images(input, images, features);
+      } else {
+        states = encoder.encode(input, at::ones_like(input));
+      }
+      const int kept = kept_tokens(ids);
+      if (kept == 0)
+        throw mold::InvalidArgument(
+            "the prompt left no tokens after the template's system turn");
+      hidden = states.narrow(1, dropped(), kept).to(at::kCPU);
+      scope.set_detail(
+          fmt::format("{} tokens, {} after the template's", ids.size(), kept));
+    });
+    return hidden;
+  }
+
+  /// An edit image's latent in the denoiser's space (the posterior's mean,
+  /// normalised), (1, 16, H/8, W/8) on the host.
+  at::Tensor vae_encode(const mold::PlannedPhase& phase,
+                        const at::Tensor& image, mold::RunContext& context) {
+    at::Tensor latent;
+    context.run_phase(phase, [&](mold::PhaseScope& scope) {
+      auto& vae = dynamic_cast<mold::Vae&>(
+          scope.component_as<mold::ModuleComponent>().module());
+      mold::VaeJob job;
+      job.op = std::string(mold::ops::kVaeEncode);
+      job.mode = mold::VaeMode::ladder;
+      job.dtype = options_.dtype;
+      job.predict = arch_ == "default";
+      job.input = image.to(dtype_);
+      const mold::VaeJobResult result = mold::run_vae(
+          vae, context.registry(), job, context.cache().shared_backend(),
+          mold::CpuBackend::instance());
+      scope.set_detail("vae " + result.rung);
+      latent = vae.scale_latent(result.output.to(at::kCPU).to(dtype_));
+    });
+    return latent;
+  }
+
+  mold::PipelineOptions options_;
+  at::ScalarType dtype_;
+  bool edit_;
+  std::string arch_;
+  EditAreas areas_;
+  std::shared_ptr<const mold::BpeTokenizer> tokenizer_;
+  mold::FlowMatchConfig scheduler_;
+  Qwen25VLConfig encoder_config_;
+  TextEncoderDims text_dims_;
+  VisionDims vision_dims_;
+  TransformerDims transformer_dims_;
+  std::shared_ptr<const QwenImageEstimators> estimators_;
+  std::shared_ptr<mold::ModuleComponent> text_encoder_, transformer_, vae_;
+};
+
+}  // namespace
+
+bool is_edit_model(const std::string& model) {
+  return model.rfind("qwen-image-edit", 0) == 0;
+}
+
+std::unique_ptr<mold::Pipeline> make_qwen_image_pipeline(
+    const PipelineFactories& factories, const mold::PipelineOptions& options) {
+  return std::make_unique<QwenImagePipeline>(factories, options);
+}
+
+}  // namespace qwen_image
