@@ -126,6 +126,14 @@ class QwenImagePipeline final : public mold::Pipeline {
         s.checkpoint = *options.model_dir / component;
       return s;
     };
+    // The q4 and q8 variants quantize the transformer only (the published
+    // GGUF files do): seeded weights as ggml's Q4_0 / Q8_0 blocks; a model
+    // directory's transformer/ holds its GGUF file.
+    mold::WeightSource transformer_source = source("transformer", 2);
+    if (seeded && options.variant == "q4")
+      transformer_source.quantize = mold::GgmlType::q4_0;
+    if (seeded && options.variant == "q8")
+      transformer_source.quantize = mold::GgmlType::q8_0;
     auto arch_of = [&](const char* component) {
       return seeded ? options.arch
                     : mold::ArchSpec::from_config(*options.model_dir /
@@ -158,8 +166,8 @@ class QwenImagePipeline final : public mold::Pipeline {
         "text_encoder", std::move(text_encoder), source("text_encoder", 1),
         dtype_, warn);
     transformer_ = std::make_shared<mold::ModuleComponent>(
-        "transformer", std::move(transformer), source("transformer", 2), dtype_,
-        warn);
+        "transformer", std::move(transformer), std::move(transformer_source),
+        dtype_, warn);
     vae_ = std::make_shared<mold::ModuleComponent>(
         "vae", std::move(vae), source("vae", 3), dtype_, warn);
   }

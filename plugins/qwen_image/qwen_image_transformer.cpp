@@ -198,7 +198,9 @@ std::string QwenImageTransformer::describe() const {
 
 at::Tensor QwenImageTransformer::linear(const at::Tensor& x,
                                         const std::string& prefix) const {
-  return at::linear(x, p(prefix + ".weight"), p(prefix + ".bias"));
+  // weight(): a quantized matrix (a GGUF variant) is dequantized here, for
+  // this product only.
+  return at::linear(x, weight(prefix + ".weight"), p(prefix + ".bias"));
 }
 
 // diffusers' RMSNorm: the mean square in float32, the normalised values

@@ -6,6 +6,7 @@
 #include <cmath>
 
 #include "mold/base/error.hpp"
+#include "mold/tensor/gguf_file.hpp"
 #include "mold/tensor/safetensors.hpp"
 #include "mold/tensor/weight_set.hpp"
 
@@ -21,6 +22,20 @@ bool ends_with(const std::string& text, std::string_view suffix) {
 std::string shape_text(at::IntArrayRef shape) { return c10::str(shape); }
 
 bool declared_only(const at::Tensor& t) { return t.device().is_meta(); }
+
+/// `values` (any dtype, any device) as `type` blocks on `device`.
+QuantizedTensor quantize_matrix(const at::Tensor& values, GgmlType type,
+                                const c10::Device& device) {
+  const GgmlTypeInfo* info = ggml_type_info(std::uint32_t(type));
+  const at::Tensor host = values.to(at::kCPU, at::kFloat).contiguous();
+  const std::size_t n = std::size_t(host.numel());
+  at::Tensor bytes =
+      at::empty({int64_t(n / info->block_elements), int64_t(info->block_bytes)},
+                at::kByte);
+  quantize_blocks(type, host.data_ptr<float>(), n,
+                  bytes.data_ptr<std::uint8_t>());
+  return make_quantized(type, host.sizes().vec(), bytes.to(device));
+}
 
 }  // namespace
 
@@ -48,12 +63,22 @@ const at::Tensor& Module::p(const std::string& name) const {
   if (it == params_.end())
     throw InvalidArgument(
         fmt::format("{} has no parameter '{}'", describe(), name));
+  if (quantized_.count(name))
+    throw InvalidArgument(fmt::format(
+        "{}: parameter '{}' is held quantized; read it with weight()",
+        describe(), name));
   if (declared_only(it->second))
     throw InvalidArgument(fmt::format(
         "{}: parameter '{}' has no values yet; load weights or seed the "
         "model first",
         describe(), name));
   return it->second;
+}
+
+at::Tensor Module::weight(const std::string& name) const {
+  const auto q = quantized_.find(name);
+  if (q == quantized_.end()) return p(name);
+  return dequantize(q->second, dtype());
 }
 
 int64_t Module::parameter_count() const {
@@ -70,18 +95,20 @@ Bytes Module::resident_bytes() const {
   Bytes n = 0;
   for (const auto& [name, t] : params_)
     if (!declared_only(t)) n += Bytes(t.nbytes());
+  for (const auto& [name, q] : quantized_) n += q.bytes();
   return n;
 }
 
 bool Module::materialized() const {
   for (const auto& [name, t] : params_)
-    if (declared_only(t)) return false;
+    if (declared_only(t) && !quantized_.count(name)) return false;
   return true;
 }
 
 c10::Device Module::device() const {
   for (const auto& [name, t] : params_)
     if (!declared_only(t)) return t.device();
+  for (const auto& [name, q] : quantized_) return q.blocks.device();
   return c10::Device(c10::kCPU);
 }
 
@@ -94,15 +121,21 @@ at::ScalarType Module::dtype() const {
 void Module::to(const c10::Device& device) {
   for (auto& [name, t] : params_)
     if (!declared_only(t) && t.device() != device) t = t.to(device);
+  for (auto& [name, q] : quantized_)
+    if (q.blocks.device() != device) q.blocks = q.blocks.to(device);
 }
 
 void Module::to(const c10::Device& device, at::ScalarType dtype) {
   for (auto& [name, t] : params_)
     if (!declared_only(t) && (t.device() != device || t.scalar_type() != dtype))
       t = t.to(device).to(dtype);  // convert where the copy lands
+  // Blocks keep their type: only the float parameters take `dtype`.
+  for (auto& [name, q] : quantized_)
+    if (q.blocks.device() != device) q.blocks = q.blocks.to(device);
 }
 
 void Module::release() {
+  quantized_.clear();
   for (auto& [name, t] : params_)
     if (!declared_only(t))
       t = at::empty(t.sizes(), at::TensorOptions()
@@ -129,13 +162,27 @@ at::Tensor Module::seeded_value(const std::string& name,
 }
 
 void Module::init_from_seed(std::uint64_t seed, const c10::Device& device,
-                            at::ScalarType dtype) {
+                            at::ScalarType dtype,
+                            std::optional<GgmlType> quantize) {
   at::NoGradGuard no_grad;
+  if (quantize && *quantize != GgmlType::q4_0 && *quantize != GgmlType::q8_0)
+    throw InvalidArgument(
+        fmt::format("{}: mold quantizes to Q4_0 and Q8_0, not {}", describe(),
+                    ggml_type_name(std::uint32_t(*quantize))));
+  quantized_.clear();
   at::Generator generator = at::detail::createCPUGenerator(seed);
   for (auto& [name, t] : params_) {  // name order: the same seed, the same
                                      // weights
-    at::Tensor value = seeded_value(name, t.sizes().vec(), generator);
-    t = value.to(device).to(dtype);
+    const std::vector<int64_t> shape = t.sizes().vec();
+    at::Tensor value = seeded_value(name, shape, generator);
+    if (quantize && quantizable(name, shape, *quantize)) {
+      quantized_[name] = quantize_matrix(value, *quantize, device);
+      t = at::empty(shape, at::TensorOptions()
+                               .dtype(at::kFloat)
+                               .device(c10::Device(c10::kMeta)));
+    } else {
+      t = value.to(device).to(dtype);
+    }
   }
 }
 
@@ -198,6 +245,113 @@ LoadReport Module::load(const WeightSet& weights, const c10::Device& device,
     loaded[name] = std::move(value);
   }
   params_ = std::move(loaded);
+  quantized_.clear();
+  return report;
+}
+
+bool Module::quantizable(const std::string& name,
+                         const std::vector<int64_t>& shape, GgmlType type) {
+  const GgmlTypeInfo* info = ggml_type_info(std::uint32_t(type));
+  return info && shape.size() == 2 && ends_with(name, ".weight") &&
+         shape[1] > 0 && shape[1] % int64_t(info->block_elements) == 0;
+}
+
+void Module::quantize(GgmlType type) {
+  const GgmlTypeInfo* info = ggml_type_info(std::uint32_t(type));
+  if (!info || (type != GgmlType::q4_0 && type != GgmlType::q8_0))
+    throw InvalidArgument(
+        fmt::format("{}: mold quantizes to Q4_0 and Q8_0, not {}", describe(),
+                    ggml_type_name(std::uint32_t(type))));
+  at::NoGradGuard no_grad;
+  for (auto& [name, t] : params_) {
+    if (declared_only(t) || !quantizable(name, t.sizes().vec(), type)) continue;
+    quantized_[name] = quantize_matrix(t, type, t.device());
+    t = at::empty(
+        t.sizes(),
+        at::TensorOptions().dtype(at::kFloat).device(c10::Device(c10::kMeta)));
+  }
+}
+
+LoadReport Module::load_gguf(const GgufFile& file, const c10::Device& device,
+                             at::ScalarType dtype, const LoadOptions& options) {
+  const std::string origin = file.path().string();
+  std::vector<std::string> missing;
+  for (const auto& [name, t] : params_)
+    if (!file.tensor(options.prefix + name))
+      missing.push_back(options.prefix + name);
+  if (!missing.empty()) {
+    std::string some;
+    for (std::size_t i = 0; i < missing.size() && i < 3; ++i)
+      some += (i ? "', '" : "") + missing[i];
+    throw GgufError(fmt::format(
+        "{}: {} of the {} tensors of the {} {} missing, e.g. '{}'; is it a "
+        "GGUF of this model?",
+        origin, missing.size(), params_.size(), describe(),
+        missing.size() == 1 ? "is" : "are", some));
+  }
+  for (const auto& [name, t] : params_) {
+    const GgufTensorInfo& info = *file.tensor(options.prefix + name);
+    const std::vector<std::int64_t> shape = info.torch_shape();
+    if (at::IntArrayRef(shape) != t.sizes())
+      throw GgufError(
+          fmt::format("{}: tensor '{}' has shape {}, the {} expects {}; is the "
+                      "file for this model and config?",
+                      origin, info.name, shape_text(shape), describe(),
+                      shape_text(t.sizes())));
+    const GgmlTypeInfo* type = ggml_type_info(info.type);
+    if (!type || !type->supported)
+      throw GgufError(fmt::format(
+          "{}: tensor '{}' is {}, which mold cannot dequantize (it reads {})",
+          origin, info.name, ggml_type_name(info.type),
+          supported_ggml_types()));
+  }
+  LoadReport report;
+  for (const GgufTensorInfo& info : file.tensors()) {
+    const bool ours =
+        info.name.compare(0, options.prefix.size(), options.prefix) == 0 &&
+        params_.count(info.name.substr(options.prefix.size()));
+    if (ours || unused_tensor(info.name)) continue;
+    if (report.unexpected.size() < 50) report.unexpected.push_back(info.name);
+    ++report.unexpected_count;
+  }
+  if (options.strict && report.unexpected_count)
+    throw GgufError(fmt::format("{}: {}", origin, report.warning()));
+
+  at::NoGradGuard no_grad;
+  std::map<std::string, at::Tensor> loaded;
+  std::map<std::string, QuantizedTensor> quantized;
+  for (const auto& [name, t] : params_) {
+    const GgufTensorInfo& info = *file.tensor(options.prefix + name);
+    const auto type = GgmlType(info.type);
+    const bool plain = type == GgmlType::f32 || type == GgmlType::f16 ||
+                       type == GgmlType::bf16;
+    if (!plain && t.dim() == 2) {
+      QuantizedTensor q = load_quantized(file, info, device);
+      report.bytes += q.bytes();
+      quantized[name] = std::move(q);
+      loaded[name] = t;  // stays a shape
+    } else {
+      at::Tensor value;
+      if (plain) {
+        const at::ScalarType stored = type == GgmlType::f32   ? at::kFloat
+                                      : type == GgmlType::f16 ? at::kHalf
+                                                              : at::kBFloat16;
+        const at::Tensor view =
+            at::from_blob(const_cast<std::uint8_t*>(file.data(info)), t.sizes(),
+                          at::TensorOptions().dtype(stored));
+        value = view.to(device, dtype, /*non_blocking=*/false, /*copy=*/true);
+      } else {  // a quantized vector: small, dequantized once
+        value = dequantize(load_quantized(file, info, at::Device(at::kCPU)),
+                           at::kFloat)
+                    .to(device, dtype);
+      }
+      report.bytes += Bytes(value.nbytes());
+      loaded[name] = std::move(value);
+    }
+    ++report.tensors;
+  }
+  params_ = std::move(loaded);
+  quantized_ = std::move(quantized);
   return report;
 }
 

@@ -2,7 +2,12 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
+#include <vector>
+
+#include "mold/base/error.hpp"
 #include "mold/device/backend.hpp"
+#include "mold/tensor/gguf_file.hpp"
 #include "mold/tensor/weight_set.hpp"
 
 namespace mold {
@@ -20,10 +25,61 @@ ModuleComponent::ModuleComponent(std::string name,
       module_(std::move(module)),
       source_(std::move(source)),
       dtype_(dtype),
-      warn_(std::move(warn)) {}
+      warn_(std::move(warn)) {
+  const Bytes element = Bytes(c10::elementSize(dtype_));
+  if (source_.checkpoint) gguf_ = gguf_checkpoint(*source_.checkpoint);
+  if (gguf_) {
+    // As the file stores them: its quantized matrices' blocks, the rest in
+    // the run's dtype (what load_gguf() makes of them).
+    const GgufFile file = GgufFile::open(*gguf_);
+    for (const auto& [name, t] : module_->parameters()) {
+      const GgufTensorInfo* info = file.tensor(source_.options.prefix + name);
+      const auto type = info ? GgmlType(info->type) : GgmlType::f32;
+      const bool plain = type == GgmlType::f32 || type == GgmlType::f16 ||
+                         type == GgmlType::bf16;
+      device_bytes_ += info && !plain && t.dim() == 2
+                           ? Bytes(info->bytes)
+                           : Bytes(t.numel()) * element;
+    }
+  } else if (source_.seeded() && source_.quantize) {
+    const GgmlTypeInfo* info = ggml_type_info(std::uint32_t(*source_.quantize));
+    for (const auto& [name, t] : module_->parameters())
+      device_bytes_ +=
+          info && Module::quantizable(name, t.sizes().vec(), *source_.quantize)
+              ? Bytes(*ggml_bytes(*info, std::uint64_t(t.numel())))
+              : Bytes(t.numel()) * element;
+  } else {
+    device_bytes_ = module_->parameter_bytes(dtype_);
+  }
+}
 
-Bytes ModuleComponent::device_bytes() const {
-  return module_->parameter_bytes(dtype_);
+Bytes ModuleComponent::device_bytes() const { return device_bytes_; }
+
+std::optional<std::filesystem::path> gguf_checkpoint(
+    const std::filesystem::path& checkpoint) {
+  namespace fs = std::filesystem;
+  std::error_code ec;
+  if (fs::is_regular_file(checkpoint, ec))
+    return checkpoint.extension() == ".gguf"
+               ? std::optional<fs::path>(checkpoint)
+               : std::nullopt;
+  if (!fs::is_directory(checkpoint, ec)) return std::nullopt;
+  std::vector<fs::path> ggufs;
+  bool safetensors = false;
+  for (const auto& entry : fs::directory_iterator(checkpoint, ec)) {
+    const fs::path& path = entry.path();
+    if (path.extension() == ".gguf") ggufs.push_back(path);
+    if (path.extension() == ".safetensors") safetensors = true;
+  }
+  if (ggufs.empty() || safetensors) return std::nullopt;
+  if (ggufs.size() > 1) {
+    std::sort(ggufs.begin(), ggufs.end());
+    throw InvalidArgument(fmt::format(
+        "{} holds {} GGUF files ({}, ...): keep the one to run there (or "
+        "give its path)",
+        checkpoint.string(), ggufs.size(), ggufs.front().filename().string()));
+  }
+  return ggufs.front();
 }
 
 void ModuleComponent::load(Backend& backend) {
@@ -32,6 +88,12 @@ void ModuleComponent::load(Backend& backend) {
   try {
     if (host_copy_) {
       module_->to(device, dtype_);
+    } else if (gguf_) {
+      const GgufFile file = GgufFile::open(*gguf_);
+      const LoadReport report =
+          module_->load_gguf(file, device, dtype_, source_.options);
+      if (warn_ && !report.warning().empty())
+        warn_(fmt::format("{}: {}", gguf_->string(), report.warning()));
     } else if (source_.checkpoint) {
       const WeightSet weights = WeightSet::open(*source_.checkpoint);
       LoadOptions options = source_.options;
@@ -42,7 +104,7 @@ void ModuleComponent::load(Backend& backend) {
         warn_(
             fmt::format("{}: {}", weights.origin().string(), report.warning()));
     } else {
-      module_->init_from_seed(source_.seed, device, dtype_);
+      module_->init_from_seed(source_.seed, device, dtype_, source_.quantize);
     }
   } catch (...) {
     // Leave it where it was: a half-moved module holds memory on two sides.

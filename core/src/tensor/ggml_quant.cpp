@@ -1,8 +1,11 @@
 #include "mold/tensor/ggml_quant.hpp"
 
+#include <c10/util/Half.h>
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <array>
+#include <cmath>
 #include <cstring>
 #include <limits>
 #include <vector>
@@ -292,6 +295,57 @@ void dequantize_blocks(GgmlType type, const std::uint8_t* blocks,
   const std::size_t count = elements / info->block_elements;
   for (std::size_t i = 0; i < count; ++i)
     block(blocks + i * info->block_bytes, out + i * info->block_elements);
+}
+
+std::uint16_t float_to_half(float value) {
+  return c10::Half(value).x;  // round to nearest even, as the hardware does
+}
+
+void quantize_blocks(GgmlType type, const float* x, std::size_t elements,
+                     std::uint8_t* out) {
+  constexpr std::size_t kBlock = 32;
+  if (type != GgmlType::q4_0 && type != GgmlType::q8_0)
+    throw InvalidArgument(fmt::format(
+        "mold quantizes to Q4_0 and Q8_0 only, not {}; other types come "
+        "from GGUF files",
+        ggml_type_name(std::uint32_t(type))));
+  if (elements % kBlock != 0)
+    throw InvalidArgument(fmt::format("{} elements are not whole blocks of {}",
+                                      elements, kBlock));
+  for (std::size_t b = 0; b < elements / kBlock; ++b, x += kBlock) {
+    if (type == GgmlType::q8_0) {
+      float amax = 0;
+      for (std::size_t j = 0; j < kBlock; ++j)
+        amax = std::max(amax, std::fabs(x[j]));
+      const float d = amax / 127;
+      const float id = d ? 1.0f / d : 0.0f;
+      const std::uint16_t h = float_to_half(d);
+      std::memcpy(out, &h, 2);
+      for (std::size_t j = 0; j < kBlock; ++j)
+        out[2 + j] = std::uint8_t(std::int8_t(std::roundf(x[j] * id)));
+      out += 34;
+    } else {
+      // The value of largest magnitude, with its sign, maps to -8.
+      float amax = 0, max = 0;
+      for (std::size_t j = 0; j < kBlock; ++j)
+        if (amax < std::fabs(x[j])) {
+          amax = std::fabs(x[j]);
+          max = x[j];
+        }
+      const float d = max / -8;
+      const float id = d ? 1.0f / d : 0.0f;
+      const std::uint16_t h = float_to_half(d);
+      std::memcpy(out, &h, 2);
+      for (std::size_t j = 0; j < kBlock / 2; ++j) {
+        const auto q0 =
+            std::uint8_t(std::min(15, int(std::int8_t(x[j] * id + 8.5f))));
+        const auto q1 = std::uint8_t(
+            std::min(15, int(std::int8_t(x[j + kBlock / 2] * id + 8.5f))));
+        out[2 + j] = std::uint8_t(q0 | (q1 << 4));
+      }
+      out += 18;
+    }
+  }
 }
 
 }  // namespace mold

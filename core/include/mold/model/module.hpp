@@ -8,14 +8,17 @@
 
 #include <cstdint>
 #include <map>
+#include <optional>
 #include <string>
 #include <vector>
 
 #include "mold/base/bytes.hpp"
+#include "mold/tensor/quantized_tensor.hpp"
 
 namespace mold {
 
 class WeightSet;
+class GgufFile;
 
 struct LoadOptions {
   /// Names in the checkpoint are `prefix` + the parameter's name
@@ -73,9 +76,12 @@ class Module {
   /// Deterministic weights from `seed`, made on the host in float32 in name
   /// order (the same seed gives the same model on every backend), then moved
   /// to `device` in `dtype` one tensor at a time.
+  /// With `quantize`, each matrix quantize() takes is quantized as soon as
+  /// it is made (never all of them in float at once).
   void init_from_seed(std::uint64_t seed,
                       const c10::Device& device = c10::Device(c10::kCPU),
-                      at::ScalarType dtype = at::kFloat);
+                      at::ScalarType dtype = at::kFloat,
+                      std::optional<GgmlType> quantize = std::nullopt);
   /// Copies every parameter from `weights` onto `device` in `dtype`, one
   /// tensor at a time, dropping each tensor's file pages once copied, so host
   /// memory stays near one tensor above what the device copy needs. Checks
@@ -85,6 +91,31 @@ class Module {
   /// On failure the parameters are left as they were.
   LoadReport load(const WeightSet& weights, const c10::Device& device,
                   at::ScalarType dtype, const LoadOptions& options = {});
+  /// Copies every parameter from a GGUF file onto `device`: tensors the file
+  /// stores quantized stay quantized there (their blocks, dequantized as
+  /// each layer runs: weight()), the others are converted to `dtype`. The
+  /// same checks and report as load(); a quantized tensor for a parameter
+  /// that is not a matrix, or of a type mold cannot dequantize, is a
+  /// GgufError naming it.
+  LoadReport load_gguf(const GgufFile& file, const c10::Device& device,
+                       at::ScalarType dtype, const LoadOptions& options = {});
+  /// Replaces every matrix parameter `name`.weight whose rows are whole
+  /// blocks of `type` (Q4_0 or Q8_0) by its blocks, as ggml's reference
+  /// quantizer makes them: a seeded model's q4 and q8 variants. Others stay.
+  void quantize(GgmlType type);
+  /// Whether `name` is held quantized.
+  bool is_quantized(const std::string& name) const {
+    return quantized_.count(name) > 0;
+  }
+  /// The parameters held quantized.
+  const std::map<std::string, QuantizedTensor>& quantized() const {
+    return quantized_;
+  }
+  /// Which parameters quantize(`type`) quantizes: "*.weight" matrices whose
+  /// rows are whole blocks of the type.
+  static bool quantizable(const std::string& name,
+                          const std::vector<int64_t>& shape, GgmlType type);
+
   /// The prefix the published checkpoints put before this model's names
   /// ("model." for a transformers *ForCausalLM checkpoint of a base model),
   /// judged from `weights`; "" by default. Loaders that are given no
@@ -104,9 +135,12 @@ class Module {
   Module() = default;
   /// Declares a parameter (shape only until seeded or loaded).
   void add(const std::string& name, std::vector<int64_t> shape);
-  /// A parameter's values. Throws InvalidArgument for an unknown name or one
-  /// without values yet.
+  /// A parameter's values. Throws InvalidArgument for an unknown name, one
+  /// without values yet, or one held quantized (use weight()).
   const at::Tensor& p(const std::string& name) const;
+  /// A weight's values in the module's dtype: p(name), or for one held
+  /// quantized its blocks dequantized now (a temporary the layer frees).
+  at::Tensor weight(const std::string& name) const;
   bool has(const std::string& name) const { return params_.count(name) > 0; }
   /// The value init_from_seed() gives one parameter (float32, on the host):
   /// norm scales 1, norm shifts 0, other biases N(0, 0.02^2), other weights
@@ -118,6 +152,8 @@ class Module {
 
  private:
   std::map<std::string, at::Tensor> params_;
+  /// Parameters held as GGUF blocks (their params_ entry stays a shape).
+  std::map<std::string, QuantizedTensor> quantized_;
 };
 
 }  // namespace mold

@@ -22,6 +22,10 @@ struct WeightSource {
   /// A checkpoint (file, index or folder: WeightSet::open); none: seeded.
   std::optional<std::filesystem::path> checkpoint;
   std::uint64_t seed = 0;  ///< when seeded
+  /// Seeded weights kept quantized (a tiny model's q4 or q8 variant): every
+  /// matrix Module::quantizable() takes, as ggml's reference quantizer makes
+  /// its blocks. A GGUF checkpoint says for itself what is quantized.
+  std::optional<GgmlType> quantize;
   LoadOptions options;
 
   bool seeded() const { return !checkpoint.has_value(); }
@@ -37,7 +41,9 @@ class ModuleComponent final : public CachedComponent {
                   std::function<void(const std::string&)> warn = {});
 
   const std::string& name() const override { return name_; }
-  /// Exact: the parameters' count times the dtype's size.
+  /// Exact: the parameters' count times the dtype's size, or for weights
+  /// held quantized their blocks' bytes (a GGUF checkpoint's as its file
+  /// stores them).
   Bytes device_bytes() const override;
   Residency residency() const override { return residency_; }
   /// From the parked host copy, or else from the checkpoint or the seed.
@@ -61,6 +67,15 @@ class ModuleComponent final : public CachedComponent {
   std::function<void(const std::string&)> warn_;
   Residency residency_ = Residency::unloaded;
   bool host_copy_ = false;  // parked weights are in host memory
+  std::optional<std::filesystem::path> gguf_;  // the checkpoint, when GGUF
+  Bytes device_bytes_ = 0;
 };
+
+/// The GGUF file a checkpoint path names: the path itself when it ends in
+/// .gguf, or the one .gguf file of a directory with no .safetensors; none
+/// otherwise. Throws InvalidArgument naming the files when a directory
+/// holds several.
+std::optional<std::filesystem::path> gguf_checkpoint(
+    const std::filesystem::path& checkpoint);
 
 }  // namespace mold

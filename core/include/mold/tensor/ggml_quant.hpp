@@ -70,4 +70,16 @@ float bfloat16_to_float(std::uint16_t bits);
 void dequantize_blocks(GgmlType type, const std::uint8_t* blocks,
                        std::size_t elements, float* out);
 
+/// A float as the IEEE half bit pattern nearest to it (round to nearest
+/// even, as ggml's GGML_FP32_TO_FP16).
+std::uint16_t float_to_half(float value);
+
+/// Quantizes `elements` floats (a whole number of blocks) into `out` as
+/// ggml's reference quantizers do (quantize_row_q4_0_ref, _q8_0_ref): the
+/// types mold makes itself, for a seeded model's q4 and q8 variants. Other
+/// types come from GGUF files. Throws InvalidArgument for another type or
+/// a partial block.
+void quantize_blocks(GgmlType type, const float* values, std::size_t elements,
+                     std::uint8_t* out);
+
 }  // namespace mold

@@ -1,0 +1,222 @@
+// Weights kept quantized in a module: ggml's Q4_0 / Q8_0 quantizers on
+// hand-made blocks, a seeded model's q4 variant, a GGUF file of the tiny
+// Qwen-Image transformer loaded with its matrices still as blocks (resident
+// bytes = the file's tensor bytes) and run, the model cache's size of such
+// a component, and the errors of a GGUF that does not fit the model.
+#include <catch2/catch.hpp>
+#include <cmath>
+#include <mold/base/error.hpp>
+#include <mold/device/cpu_backend.hpp>
+#include <mold/model/transformer.hpp>
+#include <mold/runtime/module_component.hpp>
+#include <mold/tensor/ggml_quant.hpp>
+#include <mold/tensor/gguf_file.hpp>
+
+#include "support/aten_for_tests.hpp"
+#include "support/gguf_writer.hpp"
+#include "support/process.hpp"
+#include "support/test_registry.hpp"
+
+using namespace mold;
+
+namespace {
+
+std::unique_ptr<Denoiser> tiny_transformer() {
+  const ModelFamily* f = mold::test::real_plugins().family("qwen_image");
+  REQUIRE(f);
+  return f->make_transformer(ArchSpec::parse("tiny"));
+}
+
+double relative_l2(const at::Tensor& a, const at::Tensor& b) {
+  return (a - b).norm().item<double>() /
+         std::max(b.norm().item<double>(), 1e-30);
+}
+
+DenoiserInput input() {
+  at::manual_seed(3);
+  DenoiserInput in;
+  in.latents = at::randn({1, 16, 8, 6});
+  in.timestep = at::full({1}, 0.4);
+  in.text = at::randn({1, 7, 64});
+  in.text_mask = at::ones({1, 7}, at::kBool);
+  return in;
+}
+
+/// Every parameter of `model` as a GGUF tensor: quantized ones as their
+/// blocks, the others as F32.
+void write_gguf(const Module& model, const std::string& path,
+                const std::string& skip = "") {
+  mold::test::GgufWriter writer;
+  writer.metadata_string("general.architecture", "qwen_image");
+  for (const auto& [name, t] : model.parameters()) {
+    if (name == skip) continue;
+    std::vector<std::uint64_t> dims;
+    for (auto it = t.sizes().rbegin(); it != t.sizes().rend(); ++it)
+      dims.push_back(std::uint64_t(*it));
+    if (model.is_quantized(name)) {
+      const QuantizedTensor& q = model.quantized().at(name);
+      const at::Tensor blocks = q.blocks.contiguous();
+      const auto* p = blocks.data_ptr<std::uint8_t>();
+      writer.tensor(name, dims, std::uint32_t(q.type),
+                    std::vector<std::uint8_t>(p, p + blocks.numel()));
+    } else {
+      const at::Tensor values = t.contiguous().to(at::kFloat);
+      const auto* p =
+          reinterpret_cast<const std::uint8_t*>(values.data_ptr<float>());
+      writer.tensor(name, dims, std::uint32_t(GgmlType::f32),
+                    std::vector<std::uint8_t>(p, p + values.nbytes()));
+    }
+  }
+  writer.write(path);
+}
+
+}  // namespace
+
+TEST_CASE(
+    "Q8_0 and Q4_0 blocks are made as ggml's reference quantizers make "
+    "them",
+    "[gguf][quantize]") {
+  // One block each: 32 values from -3.0 to 3.2, the largest magnitude last
+  // and positive.
+  std::vector<float> x(32);
+  for (int j = 0; j < 32; ++j) x[j] = -3.0f + 6.2f * float(j) / 31.0f;
+  std::vector<std::uint8_t> q8(34), q4(18);
+  quantize_blocks(GgmlType::q8_0, x.data(), 32, q8.data());
+  quantize_blocks(GgmlType::q4_0, x.data(), 32, q4.data());
+
+  // Q8_0: d = amax / 127 as fp16, q = round(x / d).
+  const float d8 = x[31] / 127;
+  std::uint16_t h = 0;
+  std::memcpy(&h, q8.data(), 2);
+  CHECK(h == float_to_half(d8));
+  for (int j = 0; j < 32; ++j) {
+    INFO(j);
+    CHECK(std::int8_t(q8[2 + j]) == int(std::roundf(x[j] * (1.0f / d8))));
+  }
+  // Q4_0: d = max / -8 (max the value of largest magnitude, signed), q =
+  // min(15, trunc(x / d + 8.5)), low nibbles the first 16, high the rest.
+  const float d4 = x[31] / -8;
+  std::memcpy(&h, q4.data(), 2);
+  CHECK(h == float_to_half(d4));
+  for (int j = 0; j < 16; ++j) {
+    INFO(j);
+    const int lo = std::min(15, int(std::int8_t(x[j] * (1.0f / d4) + 8.5f)));
+    const int hi =
+        std::min(15, int(std::int8_t(x[j + 16] * (1.0f / d4) + 8.5f)));
+    CHECK(q4[2 + j] == std::uint8_t(lo | (hi << 4)));
+  }
+  // Round trips through the dequantizer stay within half a step.
+  std::vector<float> back(32);
+  dequantize_blocks(GgmlType::q8_0, q8.data(), 32, back.data());
+  for (int j = 0; j < 32; ++j) CHECK(std::fabs(back[j] - x[j]) <= d8 * 0.51f);
+  dequantize_blocks(GgmlType::q4_0, q4.data(), 32, back.data());
+  for (int j = 0; j < 32; ++j)
+    CHECK(std::fabs(back[j] - x[j]) <= std::fabs(d4) * 0.51f);
+  // An all-zero block has scale 0 and dequantizes to 0.
+  std::vector<float> zeros(32, 0.0f);
+  quantize_blocks(GgmlType::q4_0, zeros.data(), 32, q4.data());
+  dequantize_blocks(GgmlType::q4_0, q4.data(), 32, back.data());
+  for (float v : back) CHECK(v == 0.0f);
+  CHECK_THROWS_WITH(quantize_blocks(GgmlType::q4_k, x.data(), 32, q4.data()),
+                    Catch::Contains("Q4_0 and Q8_0 only"));
+  CHECK_THROWS_WITH(quantize_blocks(GgmlType::q8_0, x.data(), 31, q8.data()),
+                    Catch::Contains("whole blocks"));
+}
+
+TEST_CASE(
+    "a q4 tiny Qwen-Image transformer holds its matrices as blocks and "
+    "a GGUF of it loads them as they are",
+    "[gguf][quantize][qwen_image]") {
+  auto dense = tiny_transformer();
+  dense->init_from_seed(9);
+  auto q4 = tiny_transformer();
+  q4->init_from_seed(9, c10::Device(c10::kCPU), at::kFloat, GgmlType::q4_0);
+  CHECK(q4->materialized());
+  // Every matrix whose rows are whole blocks is quantized: all of them here.
+  std::size_t matrices = 0;
+  for (const auto& [name, t] : dense->parameters())
+    if (t.dim() == 2) {
+      ++matrices;
+      CHECK(q4->is_quantized(name));
+    }
+  CHECK(q4->quantized().size() == matrices);
+  // ~4.5 bits a weight for the matrices.
+  Bytes matrix_floats = 0, blocks = 0;
+  for (const auto& [name, q] : q4->quantized()) {
+    matrix_floats += Bytes(q.numel()) * 4;
+    blocks += q.bytes();
+  }
+  CHECK(double(blocks) / double(matrix_floats) == Approx(18.0 / 128.0));
+  const DenoiserInput in = input();
+  const at::Tensor reference = dense->forward(in);
+  const at::Tensor quantized = q4->forward(in);
+  CHECK(relative_l2(quantized, reference) < 0.15);
+  CHECK(relative_l2(quantized, reference) > 1e-4);  // it is quantized
+
+  mold::test::TempDir dir;
+  const std::string path = dir.path() + "/transformer.gguf";
+  write_gguf(*q4, path);
+  const GgufFile file = GgufFile::open(path);
+  auto loaded = tiny_transformer();
+  const LoadReport report =
+      loaded->load_gguf(file, c10::Device(c10::kCPU), at::kFloat);
+  CHECK(report.unexpected_count == 0);
+  CHECK(report.tensors == dense->parameters().size());
+  CHECK(loaded->quantized().size() == matrices);
+  // Resident bytes are the file's tensor bytes (F32 vectors stay F32).
+  CHECK(loaded->resident_bytes() == Bytes(file.tensor_bytes()));
+  CHECK(std::abs(double(loaded->resident_bytes()) -
+                 double(file.tensor_bytes())) <=
+        0.02 * double(file.tensor_bytes()));
+  CHECK(relative_l2(loaded->forward(in), quantized) == 0);
+  // In bfloat16 the vectors halve, the blocks stay.
+  auto half = tiny_transformer();
+  half->load_gguf(file, c10::Device(c10::kCPU), at::kBFloat16);
+  CHECK(half->resident_bytes() < loaded->resident_bytes());
+  CHECK(half->resident_bytes() > blocks);
+  CHECK(half->forward(in).scalar_type() == at::kBFloat16);
+}
+
+TEST_CASE("the model cache counts a GGUF component as its file stores it",
+          "[gguf][quantize][qwen_image]") {
+  auto q4 = tiny_transformer();
+  q4->init_from_seed(4, c10::Device(c10::kCPU), at::kFloat, GgmlType::q4_0);
+  mold::test::TempDir dir;
+  write_gguf(*q4, dir.path() + "/qwen-image-Q4_0.gguf");
+  WeightSource source;
+  source.checkpoint = dir.path();  // a transformer/ folder with its GGUF
+  ModuleComponent component("transformer", tiny_transformer(), source,
+                            at::kFloat);
+  const Bytes planned = component.device_bytes();
+  CHECK(planned < tiny_transformer()->parameter_bytes(at::kFloat) / 4);
+  component.load(*CpuBackend::instance());
+  CHECK(component.module().resident_bytes() == planned);
+
+  // A seeded q4 component says the same before it is made.
+  WeightSource seeded;
+  seeded.seed = 4;
+  seeded.quantize = GgmlType::q4_0;
+  ModuleComponent made("transformer", tiny_transformer(), seeded, at::kFloat);
+  CHECK(made.device_bytes() == planned);
+  made.load(*CpuBackend::instance());
+  CHECK(made.module().resident_bytes() == planned);
+}
+
+TEST_CASE("a GGUF that is not the model's is refused naming the tensor",
+          "[gguf][quantize][qwen_image]") {
+  auto q4 = tiny_transformer();
+  q4->init_from_seed(2, c10::Device(c10::kCPU), at::kFloat, GgmlType::q8_0);
+  mold::test::TempDir dir;
+  write_gguf(*q4, dir.path() + "/missing.gguf", "proj_out.weight");
+  auto model = tiny_transformer();
+  CHECK_THROWS_WITH(
+      model->load_gguf(GgufFile::open(dir.path() + "/missing.gguf"),
+                       c10::Device(c10::kCPU), at::kFloat),
+      Catch::Contains("proj_out.weight") && Catch::Contains("missing"));
+  CHECK_FALSE(model->materialized());  // nothing loaded
+
+  // Two GGUF files in one folder: which to run is the user's to say.
+  write_gguf(*q4, dir.path() + "/other.gguf");
+  CHECK_THROWS_WITH(gguf_checkpoint(dir.path()),
+                    Catch::Contains("2 GGUF files"));
+}
