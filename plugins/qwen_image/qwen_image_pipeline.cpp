@@ -237,9 +237,15 @@ class QwenImagePipeline final : public mold::Pipeline {
                      std::min(16384, (value + kSizeMultiple / 2) /
                                          kSizeMultiple * kSizeMultiple))));
     }
-    if (r.steps < 1 || r.steps > 1000)
-      throw mold::InvalidArgument(
-          fmt::format("--steps {}: give 1 to 1000 steps", r.steps));
+    // The schedule is stretched to end at shift_terminal: one step has
+    // nothing to stretch (its only sigma is 1).
+    const int min_steps = scheduler_.shift_terminal ? 2 : 1;
+    if (r.steps < min_steps || r.steps > 1000)
+      throw mold::InvalidArgument(fmt::format(
+          "--steps {}: give {} to 1000 steps{}", r.steps, min_steps,
+          min_steps == 2 ? " (Qwen-Image's schedule ends at shift_terminal "
+                           "0.02, which takes at least 2)"
+                         : ""));
     if (!(*r.guidance >= 0) || *r.guidance > 100)
       throw mold::InvalidArgument(fmt::format(
           "--guidance {}: give 0 to 100 (true CFG runs above 1 with a "

@@ -95,10 +95,25 @@ TEST_CASE("molddiag tokenize uses the tokenizer the family's plugin ships",
   REQUIRE(r.exit_code == 0);
   CHECK(r.out == kFoxIds);
 
-  // qwen_image ships none yet: the message says what to give.
-  r = run_molddiag({"tokenize", "--family", "qwen_image", "a fox"});
+  // Qwen-Image's Qwen2.5-VL shares the vocabulary: the same ids, special
+  // tokens included.
+  const std::string text =
+      "<|im_start|>user\nPicture 1: <|vision_start|><|image_pad|>"
+      "<|vision_end|>a red fox<|im_end|>";
+  r = run_molddiag({"tokenize", "--family", "qwen_image", text});
+  INFO(r.err);
+  REQUIRE(r.exit_code == 0);
+  const auto z = run_molddiag({"tokenize", "--family", "zimage", text});
+  REQUIRE(z.exit_code == 0);
+  CHECK(r.out == z.out);
+  CHECK_THAT(r.out, Catch::Contains("151652") && Catch::Contains("151655") &&
+                        Catch::Contains("151653"));
+
+  // A family that ships none: the message says what to give.
+  r = run_molddiag({"tokenize", "--family", "faulty", "--plugin-dir",
+                    mold::test::kFaultyPluginDir, "a fox"});
   CHECK(r.exit_code == 2);
-  CHECK_THAT(r.err, Catch::Contains("family 'qwen_image' ships no tokenizer") &&
+  CHECK_THAT(r.err, Catch::Contains("family 'faulty' ships no tokenizer") &&
                         Catch::Contains("--tokenizer DIR"));
 }
 

@@ -179,12 +179,12 @@ TEST_CASE("registry lookups fail with what is registered", "[plugins]") {
   const Registry& r = mold::test::real_plugins();
   Workload w;
   w.family = "qwen_image";
-  w.op = "denoise";
+  w.op = "upscale";  // an op no plugin estimates
   w.backend = "cuda";
   w.width = w.height = 1024;
   CHECK_THROWS_WITH(
       r.estimate(w),
-      Catch::Contains("no estimator for qwen_image/denoise/cuda") &&
+      Catch::Contains("no estimator for qwen_image/upscale/cuda") &&
           Catch::Contains("qwen_image/vae_decode/cuda"));
   w.family = "sdxl";
   CHECK_THROWS_WITH(r.estimate(w), Catch::Contains("no family 'sdxl'") &&

@@ -14,7 +14,7 @@
 #include <mutex>
 #include <random>
 
-#include "image_input.hpp"
+#include "common/image_input.hpp"
 
 namespace mold_cli {
 
@@ -234,7 +234,7 @@ GenerationRequest parse_generation(const Json& body, std::size_t max_prompt) {
           net::base64_decode(item.get_ref<const std::string&>());
       if (!png) invalid(field, "is not padded standard base64");
       try {
-        g.images.push_back(decode_source_image(field, *png));
+        g.images.push_back(mold::tools::decode_source_image(field, *png));
       } catch (const mold::Error& e) {
         invalid(field,
                 fmt::format("is not an image mold can read ({})", e.what()));

@@ -25,10 +25,10 @@
 #include "common/exit_codes.hpp"
 #include "common/family_lookup.hpp"
 #include "common/host.hpp"
+#include "common/image_input.hpp"
 #include "common/json_output.hpp"
 #include "common/options.hpp"
 #include "common/readable_error.hpp"
-#include "image_input.hpp"
 #include "image_output.hpp"
 #include "remote_run.hpp"
 #include "run_plan.hpp"
@@ -317,14 +317,14 @@ int run_command(const std::vector<std::string>& args) {
   // they are (PNG bytes) to a server.
   std::vector<std::string> images;
   for (const std::string& file : parsed.request.image_files)
-    images.push_back(read_image_file(file, "--image"));
+    images.push_back(tools::read_image_file(file, "--image"));
   if (auto remote = remote_target(parsed.request)) {
     remote->images_png = std::move(images);
     return run_remote(*remote);
   }
   for (std::size_t i = 0; i < images.size(); ++i)
     parsed.request.generate.images.push_back(
-        decode_source_image(parsed.request.image_files[i], images[i]));
+        tools::decode_source_image(parsed.request.image_files[i], images[i]));
   return run(parsed.request);
 }
 

@@ -9,6 +9,19 @@
 
 namespace mold {
 
+namespace {
+
+/// The schedule stretches its sigmas so that the last is shift_terminal:
+/// nothing to stretch when the last is still 1 (one step from pure noise).
+std::string terminal_problem(std::size_t steps) {
+  return fmt::format(
+      "--steps {}: this model's schedule ends at shift_terminal, which needs "
+      "a last sigma below 1; give at least 2 steps",
+      steps);
+}
+
+}  // namespace
+
 FlowMatchConfig FlowMatchConfig::from_json(const JsonConfig& json) {
   FlowMatchConfig c;
   c.num_train_timesteps = int(json.integer_or(
@@ -93,6 +106,7 @@ FlowMatchSchedule flow_match_schedule(const FlowMatchConfig& c, int steps,
     }
   }
   if (c.shift_terminal) {
+    if (!(s.back() < 1)) throw InvalidArgument(terminal_problem(s.size()));
     const double scale = (1 - s.back()) / (1 - *c.shift_terminal);
     for (double& sigma : s) sigma = 1 - (1 - sigma) / scale;
   }
@@ -130,6 +144,7 @@ FlowMatchSchedule flow_match_schedule_from_sigmas(
     }
   }
   if (c.shift_terminal) {
+    if (!(s.back() < 1.0f)) throw InvalidArgument(terminal_problem(s.size()));
     const float scale = float((1.0f - s.back()) / (1 - *c.shift_terminal));
     for (float& sigma : s) sigma = 1.0f - (1.0f - sigma) / scale;
   }

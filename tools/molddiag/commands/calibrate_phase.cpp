@@ -124,7 +124,7 @@ std::vector<PhasePoint> measure_phase(
       mold::GenerateRequest request;
       request.prompt = prompt_of(words);
       request.width = request.height = size;
-      request.steps = 1;
+      request.steps = 2;  // the phases are the same; some schedules need 2
       runner.run(request,
                  [](mold::ImageRecord&, const mold::GeneratedImage&) {});
       if (!recorder.done())

@@ -11,6 +11,7 @@
 #include <mold/runtime/runner.hpp>
 
 #include "common/family_lookup.hpp"
+#include "common/image_input.hpp"
 #include "common/readable_error.hpp"
 
 namespace po = boost::program_options;
@@ -31,7 +32,9 @@ void add_profile_run_options(po::options_description& options, ProfileRun& r,
       "--tiny)")("backend", po::value(&r.backend)->default_value("cpu"),
                  "cpu, cuda, ...")(
       "prompt", po::value(&r.prompt)->default_value(r.prompt),
-      "the prompt of every image");
+      "the prompt of every image")(
+      "image", po::value(&r.source_images)->composing(),
+      "a PNG every image edits (edit models; repeatable, in order)");
   tools::add_ranged_int(options, "images", &r.images, min_images,
                         mold::kMaxBatch, "images to make, one after another",
                         default_images);
@@ -99,6 +102,9 @@ mold::MemoryProfile run_profile(const ProfileRun& r) {
     request.steps = r.steps;
     request.seed = r.seed;
     request.batch = images;
+    for (const std::string& file : r.source_images)
+      request.images.push_back(tools::decode_source_image(
+          file, tools::read_image_file(file, "--image")));
     runner.run(request, {});
     return recorder.profile();
   } catch (const mold::InvalidArgument&) {

@@ -22,6 +22,8 @@ struct ProfileRun {
   std::string dtype;  ///< "": float32 with --tiny, bfloat16 otherwise
   std::string backend = "cpu";
   std::string prompt = "a red fox in the snow";
+  /// An edit model's source images (--image), PNG files in order.
+  std::vector<std::string> source_images;
   int images = 0;
   int width = 0, height = 0, steps = 0;  ///< 0: the model's default
   std::uint64_t seed = 0;

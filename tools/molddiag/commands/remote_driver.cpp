@@ -5,8 +5,11 @@
 #include <iostream>
 #include <mold/base/build_config.hpp>
 #include <mold/base/error.hpp>
+#include <mold/net/base64.hpp>
 #include <mold/net/http_client.hpp>
 #include <nlohmann/json.hpp>
+
+#include "common/image_input.hpp"
 
 namespace molddiag {
 
@@ -112,6 +115,11 @@ mold::MemoryProfile run_remote_profile(const RemoteProfileRun& remote) {
   if (!r.quiet)
     std::cerr << fmt::format("molddiag: {} images of {} ({}, {})\n", r.images,
                              profile.subject, profile.backend, profile.device);
+  // The source images, read once and sent with every request.
+  Json images = Json::array();
+  for (const std::string& file : r.source_images)
+    images.push_back(mold::net::base64_encode(
+        mold::tools::read_image_file(file, "--image")));
   mold::Bytes last = 0;
   for (int i = 0; i < r.images; ++i) {
     Json body = {{"model", r.model_spec},
@@ -121,6 +129,7 @@ mold::MemoryProfile run_remote_profile(const RemoteProfileRun& remote) {
     if (r.height) body["height"] = r.height;
     if (r.steps) body["steps"] = r.steps;
     if (r.tiny) body["tiny"] = true;
+    if (!images.empty()) body["images"] = images;
     const auto made = request("POST", "/api/generate", body.dump());
     if (made.status != 200)
       refused(made, fmt::format("make image {} of {}", i + 1, r.images));

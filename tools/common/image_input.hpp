@@ -1,13 +1,14 @@
 #pragma once
-// The images an edit starts from: PNG files named by mold run --image, or
-// PNG bytes sent with a request to mold serve, as (3, H, W) uint8 RGB.
+// The images an edit starts from: PNG files named by mold run --image (and
+// molddiag's profiler), or PNG bytes sent with a request to mold serve, as
+// (3, H, W) uint8 RGB.
 
 #include <ATen/ATen.h>
 
 #include <string>
 #include <string_view>
 
-namespace mold_cli {
+namespace mold::tools {
 
 /// The most bytes a source image file may have (a 16384^2 RGB PNG stored
 /// uncompressed is 768 MiB; a real photo is far smaller).
@@ -23,4 +24,4 @@ std::string read_image_file(const std::string& path, const char* flag);
 /// PNG or does not decode.
 at::Tensor decode_source_image(const std::string& name, std::string_view png);
 
-}  // namespace mold_cli
+}  // namespace mold::tools

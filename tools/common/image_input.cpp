@@ -1,4 +1,4 @@
-#include "image_input.hpp"
+#include "common/image_input.hpp"
 
 #include <fmt/format.h>
 
@@ -10,7 +10,7 @@
 #include <mold/runtime/png.hpp>
 #include <system_error>
 
-namespace mold_cli {
+namespace mold::tools {
 
 std::string read_image_file(const std::string& path, const char* flag) {
   try {
@@ -42,4 +42,4 @@ at::Tensor decode_source_image(const std::string& name, std::string_view png) {
   return hwc.permute({2, 0, 1}).contiguous();
 }
 
-}  // namespace mold_cli
+}  // namespace mold::tools

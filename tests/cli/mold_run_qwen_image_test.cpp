@@ -1,0 +1,193 @@
+// mold run with the Qwen-Image family, the real binary: text-to-image, the
+// incident's edit model (qwen-image-edit-2511:q4, tiny, seeded) with source
+// images and a batch, its plan (vision_encode, vae_encode and the quantized
+// transformer's bytes), true CFG, and the failure paths of --image.
+
+#include <catch2/catch.hpp>
+#include <filesystem>
+#include <fstream>
+#include <mold/runtime/png.hpp>
+#include <nlohmann/json.hpp>
+
+#include "support/process.hpp"
+
+namespace fs = std::filesystem;
+using mold::test::run_mold;
+using mold::test::TempDir;
+
+namespace {
+
+/// A w x h RGB PNG with a gradient (not flat: the encoders see something).
+std::string write_source(const TempDir& dir, const std::string& name, int w,
+                         int h) {
+  std::vector<std::uint8_t> rgb;
+  for (int y = 0; y < h; ++y)
+    for (int x = 0; x < w; ++x) {
+      rgb.push_back(std::uint8_t(x * 255 / std::max(1, w - 1)));
+      rgb.push_back(std::uint8_t(y * 255 / std::max(1, h - 1)));
+      rgb.push_back(std::uint8_t((x * y) % 256));
+    }
+  const std::string path = dir.path() + "/" + name;
+  mold::write_png(path, rgb.data(), w, h, {});
+  return path;
+}
+
+std::vector<std::string> edit_args(const TempDir& out,
+                                   const std::vector<std::string>& images,
+                                   std::vector<std::string> more = {}) {
+  std::vector<std::string> args = {"run",      "qwen-image-edit-2511:q4",
+                                   "--tiny",   "make it blue",
+                                   "--steps",  "2",
+                                   "--output", out.path()};
+  for (const auto& image : images) {
+    args.push_back("--image");
+    args.push_back(image);
+  }
+  args.insert(args.end(), more.begin(), more.end());
+  return args;
+}
+
+}  // namespace
+
+TEST_CASE("mold run qwen-image --tiny makes an image from text",
+          "[mold][run][qwen_image]") {
+  TempDir out;
+  const auto r = run_mold({"run", "qwen-image", "a red fox in the snow",
+                           "--tiny", "--width", "64", "--height", "48",
+                           "--steps", "2", "--output", out.path()});
+  INFO(r.err);
+  REQUIRE(r.exit_code == 0);
+  const auto image = mold::read_png(fs::path(out.path()) / "qwen-image-0.png");
+  CHECK(image.width == 64);
+  CHECK(image.height == 48);
+  CHECK(image.text.at("model") == "qwen-image");
+  CHECK(image.text.at("seeded_weights") == "true");
+  CHECK_THAT(r.err, Catch::Contains("text_encode: done") &&
+                        Catch::Contains("after the template's") &&
+                        Catch::Contains("denoise: step 2/2") &&
+                        Catch::Contains("vae_decode: done"));
+  CHECK_THAT(r.err, !Catch::Contains("vae_encode"));
+}
+
+TEST_CASE(
+    "mold run qwen-image-edit-2511:q4 --tiny --image x.png --batch 2 writes "
+    "two edits",
+    "[mold][run][qwen_image]") {
+  TempDir out;
+  const std::string source = write_source(out, "x.png", 100, 164);
+  const auto r = run_mold(edit_args(out, {source}, {"--batch", "2"}));
+  INFO(r.err);
+  REQUIRE(r.exit_code == 0);
+  for (const char* name :
+       {"qwen-image-edit-2511-0.png", "qwen-image-edit-2511-1.png"}) {
+    INFO(name);
+    const auto image = mold::read_png(fs::path(out.path()) / name);
+    // The size follows the source image: 100x164 at 256^2 (the tiny
+    // architecture's VAE area) is 192x320.
+    CHECK(image.width == 192);
+    CHECK(image.height == 320);
+    CHECK(image.text.at("variant") == "q4");
+  }
+  CHECK_THAT(r.err, Catch::Contains("[1/2] vision_encode: done") &&
+                        Catch::Contains("[1/2] vae_encode: done") &&
+                        Catch::Contains("[2/2] vae_encode: done") &&
+                        Catch::Contains("[2/2] vae_decode: done"));
+}
+
+TEST_CASE(
+    "mold run --plan of the edit shows vision_encode, vae_encode and the q4 "
+    "transformer's bytes",
+    "[mold][run][qwen_image]") {
+  TempDir out;
+  const std::string a = write_source(out, "a.png", 100, 164);
+  const std::string b = write_source(out, "b.png", 80, 60);
+  auto plan = [&](const std::string& variant) {
+    auto args = edit_args(out, {a, b}, {"--plan", "--json"});
+    args[1] = "qwen-image-edit-2511:" + variant;
+    const auto r = run_mold(args);
+    INFO(r.err);
+    REQUIRE(r.exit_code == 0);
+    return nlohmann::json::parse(r.out);
+  };
+  const auto q4 = plan("q4");
+  std::vector<std::string> phases;
+  std::uint64_t q4_transformer = 0;
+  for (const auto& p : q4["phases"]) {
+    phases.push_back(p["phase"]);
+    if (p["phase"] == "denoise") q4_transformer = p["weights_to_load_bytes"];
+  }
+  CHECK(phases == std::vector<std::string>{"vision_encode", "text_encode",
+                                           "vae_encode", "vae_encode",
+                                           "denoise", "vae_decode"});
+  for (const auto& p : q4["phases"])
+    if (p["phase"] == "vae_encode") CHECK(p["estimate_bytes"] > 0);
+  // The q4 transformer is ~4.5 bits a weight where bf16 (float32 in --tiny)
+  // is 32: well under a quarter.
+  const auto dense = plan("bf16");
+  std::uint64_t dense_transformer = 0;
+  for (const auto& p : dense["phases"])
+    if (p["phase"] == "denoise") dense_transformer = p["weights_to_load_bytes"];
+  CHECK(q4_transformer > 0);
+  CHECK(q4_transformer * 4 < dense_transformer);
+
+  const auto text = run_mold(edit_args(out, {a}, {"--plan"}));
+  CHECK(text.exit_code == 0);
+  CHECK_THAT(text.out,
+             Catch::Contains("vae_encode") && Catch::Contains("vision_encode"));
+}
+
+TEST_CASE("true CFG runs the negative prompt's passes",
+          "[mold][run][qwen_image]") {
+  TempDir out;
+  const std::string source = write_source(out, "x.png", 64, 64);
+  const auto r = run_mold(edit_args(
+      out, {source}, {"--negative", "blurry", "--guidance", "4", "--json"}));
+  INFO(r.err);
+  REQUIRE(r.exit_code == 0);
+  int encodes = 0;
+  const nlohmann::json report = nlohmann::json::parse(r.out);
+  for (const auto& p : report["phases"])
+    if (p["phase"] == "text_encode") ++encodes;
+  CHECK(encodes == 2);
+}
+
+TEST_CASE("--image failures name the file and what to do",
+          "[mold][run][qwen_image]") {
+  TempDir out;
+  auto r = run_mold(edit_args(out, {}));
+  CHECK(r.exit_code != 0);
+  CHECK_THAT(r.err, Catch::Contains("give at least one with --image"));
+
+  r = run_mold(edit_args(out, {out.path() + "/missing.png"}));
+  CHECK(r.exit_code != 0);
+  CHECK_THAT(r.err,
+             Catch::Contains("--image") && Catch::Contains("missing.png"));
+
+  const std::string text = out.path() + "/notes.png";
+  std::ofstream(text) << "not a png";
+  r = run_mold(edit_args(out, {text}));
+  CHECK(r.exit_code != 0);
+  CHECK_THAT(r.err,
+             Catch::Contains("notes.png") && Catch::Contains("not a PNG"));
+
+  const std::string truncated = write_source(out, "cut.png", 40, 40);
+  fs::resize_file(truncated, fs::file_size(truncated) / 2);
+  r = run_mold(edit_args(out, {truncated}));
+  CHECK(r.exit_code != 0);
+  CHECK_THAT(r.err, Catch::Contains("cut.png"));
+  CHECK_THAT(r.err, !Catch::Contains("libc10") && !Catch::Contains("frame #"));
+
+  r = run_mold({"run", "qwen-image", "a fox", "--tiny", "--image",
+                write_source(out, "y.png", 32, 32), "--output", out.path()});
+  CHECK(r.exit_code != 0);
+  CHECK_THAT(r.err, Catch::Contains("takes no --image"));
+
+  const std::string small = write_source(out, "s.png", 16, 16);
+  r = run_mold(edit_args(out, std::vector<std::string>(9, small)));
+  CHECK(r.exit_code != 0);
+  CHECK_THAT(r.err, Catch::Contains("9 --image files") &&
+                        Catch::Contains("at most 8"));
+  // Nothing was written by the failed runs.
+  for (const auto& entry : fs::directory_iterator(out.path()))
+    CHECK(entry.path().filename().string().rfind("qwen-image", 0) != 0);
+}
