@@ -5,8 +5,10 @@
 // each within 1.00-1.10 of the measurement.
 
 #include <catch2/catch.hpp>
+#include <mold/runtime/png.hpp>
 #include <nlohmann/json.hpp>
 #include <string>
+#include <vector>
 
 #include "support/process.hpp"
 
@@ -45,6 +47,62 @@ TEST_CASE("tiny Z-Image estimates cover measured peaks within 1.00-1.10",
       const double estimate = double(phase["estimate_bytes"].get<long>());
       INFO(c.size << " px, " << c.prompt_words << " words, "
                   << phase["phase"].get<std::string>() << ": estimate "
+                  << estimate << ", measured " << measured);
+      REQUIRE(measured > 0);
+      CHECK(estimate / measured >= 1.00);
+      CHECK(estimate / measured <= 1.10);
+    }
+  }
+}
+
+TEST_CASE(
+    "tiny Qwen-Image estimates cover measured peaks within 1.00-1.10, edits "
+    "and true CFG included",
+    "[mold][estimate][qwen_image]") {
+  TempDir dir;
+  // Source images of other shapes than calibration used (it ran squares).
+  const auto source = [&](const std::string& name, int w, int h) {
+    std::vector<std::uint8_t> rgb;
+    for (int y = 0; y < h; ++y)
+      for (int x = 0; x < w; ++x)
+        for (int c = 0; c < 3; ++c)
+          rgb.push_back(std::uint8_t((x * 7 + y * 13 + c * 50) % 256));
+    const std::string path = dir.path() + "/" + name;
+    mold::write_png(path, rgb.data(), w, h, {});
+    return path;
+  };
+  struct Case {
+    std::vector<std::string> args;
+    const char* what;
+  };
+  const std::string wide = source("wide.png", 300, 120);
+  const std::string tall = source("tall.png", 90, 200);
+  const std::vector<Case> cases = {
+      {{"qwen-image", words(30), "--width", "160", "--height", "288"},
+       "text-to-image 160x288"},
+      {{"qwen-image", words(90), "--width", "320", "--height", "320"},
+       "text-to-image 320x320"},
+      {{"qwen-image-edit-2511:q4", words(12), "--image", wide},
+       "edit of one wide image"},
+      {{"qwen-image-edit-2511", words(20), "--image", wide, "--image", tall,
+        "--negative", "blurry", "--guidance", "4"},
+       "edit of two images with true CFG"},
+  };
+  for (const Case& c : cases) {
+    std::vector<std::string> args = {"run"};
+    args.insert(args.end(), c.args.begin(), c.args.end());
+    args.insert(args.end(),
+                {"--tiny", "--steps", "2", "--json", "--output", dir.path()});
+    const auto r = run_mold(args);
+    INFO(c.what << "\n" << r.err);
+    REQUIRE(r.exit_code == 0);
+    const auto report = nlohmann::json::parse(r.out);
+    for (const auto& phase : report["phases"]) {
+      const double measured =
+          double(phase["after"]["peak_allocated"].get<long>() -
+                 phase["before"]["allocated"].get<long>());
+      const double estimate = double(phase["estimate_bytes"].get<long>());
+      INFO(c.what << ", " << phase["phase"].get<std::string>() << ": estimate "
                   << estimate << ", measured " << measured);
       REQUIRE(measured > 0);
       CHECK(estimate / measured >= 1.00);

@@ -45,6 +45,9 @@ struct CalibrateRequest {
   std::vector<int> sizes;   ///< square image edges, parsed from sizes_text
   std::string tokens_text;  ///< text_encode, denoise: prompt lengths
   std::vector<int> tokens;
+  std::string model;        ///< --model: the family's model to run
+  std::string images_text;  ///< --images: source images per run (edits)
+  std::vector<int> images;
   double headroom = 1.05;
   std::string write;  ///< the calibration file to update; empty: none
   bool json = false, verbose = false;
@@ -71,8 +74,11 @@ struct CalibrateResult {
   std::string block;    ///< the [op.cpu] TOML table
 };
 
+/// Every op but the VAE's is measured through the pipeline per token
+/// (text_encode, denoise, and a plugin's own such as vision_encode).
 bool is_sequence_op(const std::string& op) {
-  return op == mold::ops::kTextEncode || op == mold::ops::kDenoise;
+  return !op.empty() && op != mold::ops::kVaeDecode &&
+         op != mold::ops::kVaeEncode;
 }
 
 /// A comma-separated list of positive integers, each a multiple of
@@ -153,6 +159,11 @@ tools::Parsed<CalibrateRequest> parse(const std::vector<std::string>& args) {
       "calibration file whose [op.cpu] table to replace")(
       "verbose", po::bool_switch(&r.verbose),
       "on a libtorch error, print its full text, C++ backtrace included")(
+      "model", po::value(&r.model),
+      "the family's model to run (per-token ops; default: its first)")(
+      "images", po::value(&r.images_text),
+      "source images per run, e.g. 1,2,3 (edit models; each a square of the "
+      "run's size)")(
       "json", po::bool_switch(&r.json), "print JSON");
   tools::add_host_options(options, r.host);
   const auto vm = tools::parse_args(args, options);
@@ -165,11 +176,9 @@ tools::Parsed<CalibrateRequest> parse(const std::vector<std::string>& args) {
   if (r.op != mold::ops::kVaeDecode && r.op != mold::ops::kVaeEncode &&
       !sequence)
     throw tools::UsageError(
-        r.op.empty() ? std::string("--op is required: vae_decode, vae_encode, "
-                                   "text_encode or denoise")
-                     : fmt::format("--op {}: give vae_decode, vae_encode, "
-                                   "text_encode or denoise",
-                                   r.op));
+        std::string("--op is required: vae_decode, vae_encode, text_encode, "
+                    "denoise, or a per-token op of the family's (e.g. "
+                    "vision_encode)"));
   if (!(r.headroom >= 1.0 && r.headroom <= 2.0))
     throw tools::UsageError(
         fmt::format("--headroom {} must be between 1.0 and 2.0", r.headroom));
@@ -186,9 +195,12 @@ tools::Parsed<CalibrateRequest> parse(const std::vector<std::string>& args) {
       r.tokens_text = r.op == mold::ops::kDenoise ? "16,160" : "8,64,192,400";
     r.tokens = parse_list("--tokens", r.tokens_text, 1, 500, "16,160");
     r.sizes = parse_list("--sizes", r.sizes_text, 16, 2048, "64,192,384");
+    if (!r.images_text.empty())
+      r.images = parse_list("--images", r.images_text, 1, 8, "1,2,3");
     // A per-token table has three constants (bytes_per_token,
     // bytes_per_score, fixed_bytes); a fit is tested only by a point more.
-    const std::size_t points = r.sizes.size() * r.tokens.size();
+    const std::size_t points = r.sizes.size() * r.tokens.size() *
+                               std::max<std::size_t>(1, r.images.size());
     if (points < 4)
       throw tools::UsageError(fmt::format(
           "--sizes {} and --tokens {} make {} point{}: fitting the 3 "
@@ -199,6 +211,10 @@ tools::Parsed<CalibrateRequest> parse(const std::vector<std::string>& args) {
     if (!r.tokens_text.empty())
       throw tools::UsageError(
           "--tokens is for text_encode and denoise: a VAE sees no prompt");
+    if (!r.images_text.empty() || !r.model.empty())
+      throw tools::UsageError(
+          "--images and --model are for the per-token ops: the VAE is "
+          "measured alone");
     r.sizes = parse_list("--sizes", r.sizes_text, 8, 16384, "128,256,384");
   }
   if (!r.write.empty() && !sequence && r.arch != "default")
@@ -351,17 +367,20 @@ CalibrateResult run_sequence(
     const tools::Host& host, const CalibrateRequest& request,
     const std::function<void(const PhasePoint&)>& on_point) {
   CalibrateResult result;
-  PhaseCalibration calibration{request.family, request.op, request.arch,
-                               request.sizes, request.tokens};
+  PhaseCalibration calibration{request.family, request.op,    request.arch,
+                               request.sizes,  request.tokens, request.model,
+                               request.images};
   result.phase_points = measure_phase(host, calibration, on_point);
   result.fit = fit_constants(result.phase_points);
   const std::string device = mold::CpuBackend::instance()->device_name();
   const std::string date = today();
   result.command = fmt::format(
-      "molddiag calibrate --family {} --op {} --arch {} --sizes {} --tokens {} "
-      "--headroom {:g}",
-      request.family, request.op, request.arch, request.sizes_text,
-      request.tokens_text, request.headroom);
+      "molddiag calibrate --family {} --op {} --arch {}{}{} --sizes {} "
+      "--tokens {} --headroom {:g}",
+      request.family, request.op, request.arch,
+      request.model.empty() ? "" : " --model " + request.model,
+      request.images_text.empty() ? "" : " --images " + request.images_text,
+      request.sizes_text, request.tokens_text, request.headroom);
   std::string& block = result.block;
   block = fmt::format("[{}.cpu]\n", request.op);
   block +=
@@ -371,9 +390,13 @@ CalibrateResult run_sequence(
       "(ratio)\n";
   for (const auto& p : result.phase_points) {
     const double estimate = fitted_bytes(result.fit, p) * request.headroom;
-    block += fmt::format("#   {}x{} px, {} tokens: {} -> {} ({:.3f})\n", p.size,
-                         p.size, p.tokens, p.peak, std::llround(estimate),
-                         estimate / double(std::max<mold::Bytes>(p.peak, 1)));
+    block += fmt::format(
+        "#   {}x{} px, {} tokens{}: {} -> {} ({:.3f})\n", p.size, p.size,
+        p.tokens,
+        p.images ? fmt::format(", {} image{}", p.images, p.images > 1 ? "s" : "")
+                 : "",
+        p.peak, std::llround(estimate),
+        estimate / double(std::max<mold::Bytes>(p.peak, 1)));
   }
   for (const auto& [name, value] : result.fit.constants)
     block += fmt::format("{} = {:.6g}\n", name, value);

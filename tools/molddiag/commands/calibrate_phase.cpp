@@ -1,5 +1,6 @@
 #include "calibrate_phase.hpp"
 
+#include <ATen/ATen.h>
 #include <fmt/format.h>
 
 #include <algorithm>
@@ -101,7 +102,16 @@ std::vector<PhasePoint> measure_phase(
         "family '{}' cannot run its pipeline in this build, so it cannot "
         "measure {}",
         family.name, calibration.op));
-  const mold::ModelInfo& model = family.models.front();
+  const mold::ModelInfo* found = &family.models.front();
+  if (!calibration.model.empty()) {
+    found = nullptr;
+    for (const auto& m : family.models)
+      if (m.name == calibration.model) found = &m;
+    if (!found)
+      throw mold::NotFound(fmt::format("family '{}' has no model '{}'",
+                                       family.name, calibration.model));
+  }
+  const mold::ModelInfo& model = *found;
   mold::PipelineOptions options;
   options.model = model.name;
   options.variant = model.default_variant;
@@ -118,13 +128,23 @@ std::vector<PhasePoint> measure_phase(
   PhaseRecorder recorder(calibration.op);
   runner.add_observer(&recorder);
   std::vector<PhasePoint> points;
+  const std::vector<int> image_counts =
+      calibration.images.empty() ? std::vector<int>{0} : calibration.images;
   for (const int size : calibration.sizes) {
     for (const int words : calibration.tokens) {
+     for (const int count : image_counts) {
       recorder.reset();
       mold::GenerateRequest request;
       request.prompt = prompt_of(words);
       request.width = request.height = size;
       request.steps = 2;  // the phases are the same; some schedules need 2
+      // Source images: square gradients of the run's size.
+      for (int i = 0; i < count; ++i)
+        request.images.push_back(
+            (at::arange(size * size * 3, at::kLong).remainder(251) + i * 7)
+                .remainder(256)
+                .to(at::kByte)
+                .view({3, size, size}));
       runner.run(request,
                  [](mold::ImageRecord&, const mold::GeneratedImage&) {});
       if (!recorder.done())
@@ -136,6 +156,7 @@ std::vector<PhasePoint> measure_phase(
       p.size = size;
       p.words = words;
       p.tokens = e.workload.tokens;
+      p.images = count;
       p.peak = e.after.peak_allocated > e.before.allocated
                    ? e.after.peak_allocated - e.before.allocated
                    : 0;
@@ -152,6 +173,7 @@ std::vector<PhasePoint> measure_phase(
             calibration.op, family.name, e.estimate.source));
       points.push_back(std::move(p));
       if (on_point) on_point(points.back());
+     }
     }
   }
   return points;

@@ -21,6 +21,10 @@ struct PhaseCalibration {
   std::string family, op, arch;
   std::vector<int> sizes;   ///< square image edges
   std::vector<int> tokens;  ///< prompt lengths in words (one token each)
+  std::string model;        ///< the family's model to run; "": its first
+  /// Source images per run (edit models): each run has N square images of
+  /// its size; empty: none.
+  std::vector<int> images;
 };
 
 /// One run's phase.
@@ -28,6 +32,7 @@ struct PhasePoint {
   int size = 0;
   int words = 0;
   int tokens = 0;  ///< the workload's, chat template included
+  int images = 0;  ///< source images of the run
   mold::Bytes peak = 0;
   mold::Bytes estimate = 0;  ///< with the constants in force now
   /// (constant, basis) of each of the estimate's terms that has one.
