@@ -200,7 +200,8 @@ at::Tensor QwenImageTransformer::linear(const at::Tensor& x,
                                         const std::string& prefix) const {
   // weight(): a quantized matrix (a GGUF variant) is dequantized here, for
   // this product only.
-  return at::linear(x, weight(prefix + ".weight"), p(prefix + ".bias"));
+  return at::linear(x, weight(prefix + ".weight", scratch_),
+                    p(prefix + ".bias"));
 }
 
 // diffusers' RMSNorm: the mean square in float32, the normalised values
@@ -460,6 +461,10 @@ void QwenImageTransformer::check_input(const DenoiserInput& in) const {
 at::Tensor QwenImageTransformer::forward(const DenoiserInput& input) const {
   check_input(input);
   at::NoGradGuard no_grad;
+  struct ScratchRelease {
+    at::Tensor& scratch;
+    ~ScratchRelease() { scratch.reset(); }
+  } release{scratch_};
   const auto device = this->device();
   const auto dtype = this->dtype();
   const int64_t batch = input.latents.size(0);

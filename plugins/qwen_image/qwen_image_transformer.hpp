@@ -92,6 +92,10 @@ class QwenImageTransformer final : public mold::Denoiser {
 
   QwenImageTransformerConfig config_;
   std::string arch_;
+  /// A quantized variant's dequantized weight, one buffer for every layer
+  /// of a forward pass (freed when it ends). forward() is not reentrant:
+  /// mold runs one job at a time on a model.
+  mutable at::Tensor scratch_;
 };
 
 /// The registry's denoiser factory: "default" (Qwen-Image), "tiny", or a

@@ -81,6 +81,22 @@ at::Tensor Module::weight(const std::string& name) const {
   return dequantize(q->second, dtype());
 }
 
+at::Tensor Module::weight(const std::string& name, at::Tensor& scratch) const {
+  const auto q = quantized_.find(name);
+  if (q == quantized_.end()) return p(name);
+  const QuantizedTensor& tensor = q->second;
+  const at::ScalarType type = dtype();
+  if (!scratch.defined() || scratch.numel() < tensor.numel() ||
+      scratch.scalar_type() != type ||
+      scratch.device() != tensor.blocks.device())
+    scratch = at::empty(
+        {tensor.numel()},
+        at::TensorOptions().dtype(type).device(tensor.blocks.device()));
+  at::Tensor out = scratch.narrow(0, 0, tensor.numel());
+  dequantize_into(tensor, out);
+  return out.view(tensor.shape);
+}
+
 int64_t Module::parameter_count() const {
   int64_t n = 0;
   for (const auto& [name, t] : params_) n += t.numel();

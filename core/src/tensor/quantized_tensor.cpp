@@ -3,6 +3,10 @@
 #include <ATen/Parallel.h>
 #include <fmt/format.h>
 
+#include <algorithm>
+#include <type_traits>
+#include <vector>
+
 #include "mold/base/error.hpp"
 
 namespace mold {
@@ -220,24 +224,71 @@ at::Tensor dequantize_by_tensor_ops(const QuantizedTensor& tensor,
   return dtype == at::kFloat ? shaped : shaped.to(dtype);
 }
 
-at::Tensor dequantize(const QuantizedTensor& tensor, at::ScalarType dtype) {
-  if (!tensor.blocks.is_cpu()) return dequantize_by_tensor_ops(tensor, dtype);
+void dequantize_into(const QuantizedTensor& tensor, at::Tensor& out) {
+  if (!out.defined() || !out.is_contiguous() || out.numel() != tensor.numel() ||
+      out.device() != tensor.blocks.device())
+    throw InvalidArgument(fmt::format(
+        "dequantize_into: the output must be a contiguous tensor of {} "
+        "elements on {}",
+        tensor.numel(), tensor.blocks.device().str()));
+  const at::ScalarType dtype = out.scalar_type();
+  if (!tensor.blocks.is_cpu() ||
+      (dtype != at::kFloat && dtype != at::kBFloat16 && dtype != at::kHalf)) {
+    out.copy_(dequantize_by_tensor_ops(tensor, dtype).view(out.sizes()));
+    return;
+  }
   const GgmlTypeInfo& info = *ggml_type_info(std::uint32_t(tensor.type));
   const at::Tensor blocks = tensor.blocks.contiguous();
-  at::Tensor out = at::empty({tensor.numel()}, at::kFloat);
   const std::uint8_t* in = blocks.data_ptr<std::uint8_t>();
-  float* y = out.data_ptr<float>();
   const auto per_block = std::int64_t(info.block_elements);
   const auto bytes = std::int64_t(info.block_bytes);
-  // Chunks of blocks over the intra-op threads: one pass over memory.
-  at::parallel_for(0, blocks.size(0), 64,
-                   [&](std::int64_t begin, std::int64_t end) {
-                     dequantize_blocks(tensor.type, in + begin * bytes,
-                                       std::size_t((end - begin) * per_block),
-                                       y + begin * per_block);
-                   });
-  at::Tensor shaped = out.view(tensor.shape);
-  return dtype == at::kFloat ? shaped : shaped.to(dtype);
+  const std::int64_t count = blocks.size(0);
+  if (dtype == at::kFloat) {
+    float* y = out.data_ptr<float>();
+    // Chunks of blocks over the intra-op threads: one pass over memory.
+    at::parallel_for(0, count, 64, [&](std::int64_t begin, std::int64_t end) {
+      dequantize_blocks(tensor.type, in + begin * bytes,
+                        std::size_t((end - begin) * per_block),
+                        y + begin * per_block);
+    });
+    return;
+  }
+  // Half precision: each chunk through a small float buffer (cache
+  // resident) and converted as it leaves, rather than a whole float copy
+  // converted after. The conversion is the one Tensor::to() does (round to
+  // nearest even), so the values are the same.
+  constexpr std::int64_t kChunkElements = 8192;
+  const std::int64_t chunk_blocks =
+      std::max<std::int64_t>(1, kChunkElements / per_block);
+  auto convert = [&](auto* y) {
+    using T = std::remove_pointer_t<decltype(y)>;
+    at::parallel_for(
+        0, count, chunk_blocks, [&](std::int64_t begin, std::int64_t end) {
+          std::vector<float> buffer(std::size_t(chunk_blocks * per_block));
+          for (std::int64_t b = begin; b < end; b += chunk_blocks) {
+            const std::int64_t n = std::min(chunk_blocks, end - b) * per_block;
+            dequantize_blocks(tensor.type, in + b * bytes, std::size_t(n),
+                              buffer.data());
+            T* dst = y + b * per_block;
+            for (std::int64_t i = 0; i < n; ++i) dst[i] = T(buffer[i]);
+          }
+        });
+  };
+  if (dtype == at::kBFloat16)
+    convert(out.data_ptr<at::BFloat16>());
+  else
+    convert(out.data_ptr<at::Half>());
+}
+
+at::Tensor dequantize(const QuantizedTensor& tensor, at::ScalarType dtype) {
+  if (!tensor.blocks.is_cpu()) return dequantize_by_tensor_ops(tensor, dtype);
+  const bool direct =
+      dtype == at::kFloat || dtype == at::kBFloat16 || dtype == at::kHalf;
+  at::Tensor out = at::empty(
+      {tensor.numel()}, at::TensorOptions().dtype(direct ? dtype : at::kFloat));
+  dequantize_into(tensor, out);
+  out = out.view(tensor.shape);
+  return direct ? out : out.to(dtype);
 }
 
 }  // namespace mold

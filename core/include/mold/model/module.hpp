@@ -141,6 +141,11 @@ class Module {
   /// A weight's values in the module's dtype: p(name), or for one held
   /// quantized its blocks dequantized now (a temporary the layer frees).
   at::Tensor weight(const std::string& name) const;
+  /// The same, a quantized weight dequantized into `scratch` (grown when
+  /// too small, else reused): a forward pass that passes one buffer for all
+  /// its layers faults its pages in once, not once per layer. The result
+  /// aliases `scratch` until the next call.
+  at::Tensor weight(const std::string& name, at::Tensor& scratch) const;
   bool has(const std::string& name) const { return params_.count(name) > 0; }
   /// The value init_from_seed() gives one parameter (float32, on the host):
   /// norm scales 1, norm shifts 0, other biases N(0, 0.02^2), other weights

@@ -42,6 +42,11 @@ QuantizedTensor make_quantized(GgmlType type, std::vector<std::int64_t> shape,
 /// in parallel (one pass over memory); elsewhere dequantize_by_tensor_ops().
 at::Tensor dequantize(const QuantizedTensor& tensor,
                       at::ScalarType dtype = at::kFloat);
+/// The same into `out` (contiguous, numel() elements, on the blocks'
+/// device; its dtype is the one made): a layer that dequantizes weight
+/// after weight reuses one buffer instead of faulting in fresh pages for
+/// each. InvalidArgument when `out` does not fit.
+void dequantize_into(const QuantizedTensor& tensor, at::Tensor& out);
 /// The same values from tensor operations (masks, shifts, a multiply and an
 /// add per element), which run on any device.
 at::Tensor dequantize_by_tensor_ops(const QuantizedTensor& tensor,

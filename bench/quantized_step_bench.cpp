@@ -1,0 +1,105 @@
+// The cost of a quantized variant's denoiser step: the Qwen-Image
+// transformer at its published width (24 heads of 128, text 3584), one
+// dual-stream block, over a step's tokens, with bf16 weights against the
+// same model with its matrices kept as Q8_0 and Q4_0 blocks, dequantized to
+// bf16 as each layer runs (the q8 and q4 variants). Every block of the
+// published model's 60 is alike, so the ratio of one block's step is the
+// step's. Rounds alternate; the ratio of the medians is the overhead
+// (target: <= 1.3). Weights are seeded (the model's own init).
+//
+//   ./build/bin/quantized_step_bench [rounds] [image tokens] [text tokens]
+//   (default: 3 rounds, 1024 image tokens (a 512x512 image), 64 text)
+
+#include <ATen/ATen.h>
+#include <ATen/Parallel.h>
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <chrono>
+#include <cmath>
+#include <cstdio>
+#include <cstdlib>
+#include <fstream>
+#include <mold/model/transformer.hpp>
+#include <mold/plugin/plugin_loader.hpp>
+#include <mold/plugin/registry.hpp>
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace {
+
+double median(std::vector<double> v) {
+  std::sort(v.begin(), v.end());
+  return v[v.size() / 2];
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  const int rounds = argc > 1 ? std::max(1, std::atoi(argv[1])) : 3;
+  const int image_tokens = argc > 2 ? std::max(4, std::atoi(argv[2])) : 1024;
+  const int text_tokens = argc > 3 ? std::max(1, std::atoi(argv[3])) : 64;
+  mold::Registry registry;
+  mold::PluginLoader(registry).load_directory(MOLD_BENCH_PLUGIN_DIR);
+  const mold::ModelFamily* family = registry.family("qwen_image");
+  if (!family || !family->make_transformer) {
+    std::fprintf(stderr, "no qwen_image plugin in %s\n", MOLD_BENCH_PLUGIN_DIR);
+    return 1;
+  }
+  const std::string config = "quantized_step_bench_config.json";
+  std::ofstream(config)
+      << R"({"_class_name": "QwenImageTransformer2DModel", "num_layers": 1})";
+  const mold::ArchSpec arch = mold::ArchSpec::from_config(config);
+
+  // A square-ish latent with image_tokens 2x2 patches.
+  const int rows = int(std::sqrt(double(image_tokens)));
+  const int cols = image_tokens / rows;
+  at::manual_seed(0);
+  mold::DenoiserInput in;
+  in.latents = at::randn({1, 16, 2 * rows, 2 * cols}).to(at::kBFloat16);
+  in.timestep = at::full({1}, 0.5);
+  in.text = at::randn({1, text_tokens, 3584}).to(at::kBFloat16);
+  in.text_mask = at::ones({1, text_tokens}, at::kBool);
+
+  struct Variant {
+    const char* name;
+    std::optional<mold::GgmlType> type;
+    std::unique_ptr<mold::Denoiser> model;
+    std::vector<double> times;
+  };
+  std::vector<Variant> variants;
+  variants.push_back({"bf16", std::nullopt, nullptr, {}});
+  variants.push_back({"Q8_0", mold::GgmlType::q8_0, nullptr, {}});
+  variants.push_back({"Q4_0", mold::GgmlType::q4_0, nullptr, {}});
+  for (auto& v : variants) {
+    v.model = family->make_transformer(arch);
+    v.model->init_from_seed(1, c10::Device(c10::kCPU), at::kBFloat16, v.type);
+  }
+  std::remove(config.c_str());
+  fmt::print(
+      "qwen_image transformer block, width 3072, {} image + {} text tokens, "
+      "bf16 activations, {} threads; resident: {}\n",
+      rows * cols, text_tokens, at::get_num_threads(), [&] {
+        std::string s;
+        for (const auto& v : variants)
+          s += fmt::format("{}{} {:.1f} MiB", s.empty() ? "" : ", ", v.name,
+                           double(v.model->resident_bytes()) / (1 << 20));
+        return s;
+      }());
+  at::NoGradGuard no_grad;
+  for (auto& v : variants) v.model->forward(in);  // warm up
+  for (int r = 0; r < rounds; ++r)
+    for (auto& v : variants) {
+      const auto t = std::chrono::steady_clock::now();
+      v.model->forward(in);
+      v.times.push_back(
+          std::chrono::duration<double>(std::chrono::steady_clock::now() - t)
+              .count());
+    }
+  const double dense = median(variants[0].times);
+  for (const auto& v : variants)
+    fmt::print("  {:5} step {:7.3f} s (median of {}), {:.3f}x of bf16\n",
+               v.name, median(v.times), rounds, median(v.times) / dense);
+  return 0;
+}
