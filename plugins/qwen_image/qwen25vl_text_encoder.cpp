@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <cmath>
 #include <mold/base/error.hpp>
+#include <mold/base/text.hpp>
 #include <mold/tensor/rotary.hpp>
 #include <numeric>
 #include <utility>
@@ -19,20 +20,6 @@ namespace {
 
 std::string layer_param(int64_t layer, const char* rest) {
   return fmt::format("model.layers.{}.{}", layer, rest);
-}
-
-[[noreturn]] void config_fail(const JsonConfig& json, const std::string& key,
-                              const std::string& problem) {
-  const std::string dotted =
-      json.path().empty() ? key : json.path() + "." + key;
-  throw ConfigError(json.origin(), 0, dotted, problem);
-}
-
-std::string list_text(const std::vector<int64_t>& values) {
-  std::string out = "[";
-  for (std::size_t i = 0; i < values.size(); ++i)
-    out += (i ? ", " : "") + std::to_string(values[i]);
-  return out + "]";
 }
 
 Qwen25VLVisionConfig vision_from_json(const JsonConfig& json) {
@@ -56,23 +43,22 @@ Qwen25VLVisionConfig vision_from_json(const JsonConfig& json) {
       json.integer_or("out_hidden_size", v.out_hidden_size, 1, 1 << 16);
   const std::string act = json.string_or("hidden_act", "silu");
   if (act != "silu")
-    config_fail(json, "hidden_act",
-                fmt::format("is '{}'; only silu (Qwen2.5-VL's SwiGLU vision "
-                            "MLP) is implemented",
-                            act));
+    json.fail("hidden_act",
+              fmt::format("is '{}'; only silu (Qwen2.5-VL's SwiGLU vision "
+                          "MLP) is implemented",
+                          act));
   if (v.hidden_size % v.num_heads != 0 || v.head_dim() % 4 != 0)
-    config_fail(json, "num_heads",
-                fmt::format("{} heads of hidden_size {}: the head width must "
-                            "be a whole multiple of 4 (its 2-D rotary)",
-                            v.num_heads, v.hidden_size));
+    json.fail("num_heads",
+              fmt::format("{} heads of hidden_size {}: the head width must "
+                          "be a whole multiple of 4 (its 2-D rotary)",
+                          v.num_heads, v.hidden_size));
   const int64_t window_patches = v.window_size / v.patch_size;
   if (v.window_size % (v.patch_size * v.spatial_merge_size) != 0 ||
       window_patches < v.spatial_merge_size)
-    config_fail(
-        json, "window_size",
-        fmt::format("is {}; it must be a multiple of patch_size x "
-                    "spatial_merge_size ({})",
-                    v.window_size, v.patch_size * v.spatial_merge_size));
+    json.fail("window_size",
+              fmt::format("is {}; it must be a multiple of patch_size x "
+                          "spatial_merge_size ({})",
+                          v.window_size, v.patch_size * v.spatial_merge_size));
   return v;
 }
 
@@ -101,10 +87,10 @@ Qwen25VLConfig Qwen25VLConfig::tiny_config() {
 
 Qwen25VLConfig Qwen25VLConfig::from_json(const JsonConfig& json) {
   if (json.has_value("model_type") && json.string("model_type") != "qwen2_5_vl")
-    config_fail(json, "model_type",
-                fmt::format("is '{}'; the qwen_image text encoder is a "
-                            "qwen2_5_vl model (Qwen2.5-VL)",
-                            json.string("model_type")));
+    json.fail("model_type",
+              fmt::format("is '{}'; the qwen_image text encoder is a "
+                          "qwen2_5_vl model (Qwen2.5-VL)",
+                          json.string("model_type")));
   // transformers >= 4.52 also writes the text fields under text_config;
   // the top-level ones are what older versions read, and they agree.
   const JsonConfig text =
@@ -113,13 +99,13 @@ Qwen25VLConfig Qwen25VLConfig::from_json(const JsonConfig& json) {
           : json;
   const std::string act = text.string_or("hidden_act", "silu");
   if (act != "silu")
-    config_fail(text, "hidden_act",
-                fmt::format("is '{}'; only silu (the SwiGLU MLP) is "
-                            "implemented",
-                            act));
+    text.fail("hidden_act",
+              fmt::format("is '{}'; only silu (the SwiGLU MLP) is "
+                          "implemented",
+                          act));
   if (text.boolean_or("use_sliding_window", false))
-    config_fail(text, "use_sliding_window",
-                "is true; sliding-window attention is not implemented");
+    text.fail("use_sliding_window",
+              "is true; sliding-window attention is not implemented");
   Qwen25VLConfig c;
   c.vocab_size = text.integer("vocab_size", 1, 1 << 24);
   c.hidden_size = text.integer("hidden_size", 1, 1 << 16);
@@ -139,10 +125,9 @@ Qwen25VLConfig Qwen25VLConfig::from_json(const JsonConfig& json) {
                                  ? rope.string("rope_type")
                                  : rope.string_or("type", "default");
     if (type != "default" && type != "mrope")
-      config_fail(text, key,
-                  fmt::format("asks for rope type '{}'; only the default "
-                              "multimodal rotary (mrope) is implemented",
-                              type));
+      text.fail(key, fmt::format("asks for rope type '{}'; only the default "
+                                 "multimodal rotary (mrope) is implemented",
+                                 type));
     if (rope.has_value("mrope_section"))
       c.mrope_section = rope.integers("mrope_section", 0, 1 << 12);
     if (rope.has_value("rope_theta")) c.rope_theta = rope.number("rope_theta");
@@ -157,33 +142,33 @@ Qwen25VLConfig Qwen25VLConfig::from_json(const JsonConfig& json) {
     c.vision = vision_from_json(json.object("vision_config"));
 
   if (c.hidden_size % c.num_attention_heads != 0)
-    config_fail(text, "num_attention_heads",
-                fmt::format("{} heads do not divide hidden_size {}",
-                            c.num_attention_heads, c.hidden_size));
+    text.fail("num_attention_heads",
+              fmt::format("{} heads do not divide hidden_size {}",
+                          c.num_attention_heads, c.hidden_size));
   if (c.num_attention_heads % c.num_key_value_heads != 0)
-    config_fail(text, "num_key_value_heads",
-                fmt::format("is {}, which does not divide num_attention_heads "
-                            "({})",
-                            c.num_key_value_heads, c.num_attention_heads));
+    text.fail("num_key_value_heads",
+              fmt::format("is {}, which does not divide num_attention_heads "
+                          "({})",
+                          c.num_key_value_heads, c.num_attention_heads));
   const int64_t sections = std::accumulate(c.mrope_section.begin(),
                                            c.mrope_section.end(), int64_t(0));
   if (c.mrope_section.size() != 3 || 2 * sections != c.head_dim())
-    config_fail(text, "rope_scaling.mrope_section",
-                fmt::format("is {}; it must have 3 entries (t, h, w) summing "
-                            "to head_dim / 2 = {}",
-                            list_text(c.mrope_section), c.head_dim() / 2));
+    text.fail("rope_scaling.mrope_section",
+              fmt::format("is {}; it must have 3 entries (t, h, w) summing "
+                          "to head_dim / 2 = {}",
+                          mold::list_text(c.mrope_section), c.head_dim() / 2));
   if (!(c.rms_norm_eps > 0) || c.rms_norm_eps > 1)
-    config_fail(text, "rms_norm_eps",
-                fmt::format("is {}; it must be in (0, 1]", c.rms_norm_eps));
+    text.fail("rms_norm_eps",
+              fmt::format("is {}; it must be in (0, 1]", c.rms_norm_eps));
   if (!(c.rope_theta > 1))
-    config_fail(text, "rope_theta",
-                fmt::format("is {}; it must be greater than 1", c.rope_theta));
+    text.fail("rope_theta",
+              fmt::format("is {}; it must be greater than 1", c.rope_theta));
   if (c.vision.out_hidden_size != c.hidden_size)
-    config_fail(json, "vision_config.out_hidden_size",
-                fmt::format("is {} but the language model's hidden_size is "
-                            "{}: the merged image features replace token "
-                            "embeddings",
-                            c.vision.out_hidden_size, c.hidden_size));
+    json.fail("vision_config.out_hidden_size",
+              fmt::format("is {} but the language model's hidden_size is "
+                          "{}: the merged image features replace token "
+                          "embeddings",
+                          c.vision.out_hidden_size, c.hidden_size));
   return c;
 }
 

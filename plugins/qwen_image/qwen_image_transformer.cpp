@@ -4,6 +4,7 @@
 #include <cmath>
 #include <limits>
 #include <mold/base/error.hpp>
+#include <mold/base/text.hpp>
 #include <mold/tensor/rotary.hpp>
 #include <numeric>
 #include <sstream>
@@ -30,20 +31,6 @@ std::string shape_of(const at::Tensor& t) {
   std::ostringstream out;
   out << t.sizes() << " " << t.scalar_type();
   return out.str();
-}
-
-[[noreturn]] void config_fail(const JsonConfig& json, const std::string& key,
-                              const std::string& problem) {
-  const std::string dotted =
-      json.path().empty() ? key : json.path() + "." + key;
-  throw ConfigError(json.origin(), 0, dotted, problem);
-}
-
-std::string list_text(const std::vector<int64_t>& values) {
-  std::string out = "[";
-  for (std::size_t i = 0; i < values.size(); ++i)
-    out += (i ? ", " : "") + std::to_string(values[i]);
-  return out + "]";
 }
 
 /// (B, C, H, W) -> (B, (H/2)(W/2), 4C): 2x2 patches, channels outermost
@@ -90,9 +77,9 @@ QwenImageTransformerConfig QwenImageTransformerConfig::from_json(
     const JsonConfig& json) {
   if (json.has_value("_class_name") &&
       json.string("_class_name") != "QwenImageTransformer2DModel")
-    config_fail(json, "_class_name",
-                "is '" + json.string("_class_name") +
-                    "'; this model reads a QwenImageTransformer2DModel config");
+    json.fail("_class_name",
+              "is '" + json.string("_class_name") +
+                  "'; this model reads a QwenImageTransformer2DModel config");
   QwenImageTransformerConfig c;  // diffusers' __init__ defaults where absent
   c.patch_size = json.integer_or("patch_size", c.patch_size, 1, 64);
   c.in_channels = json.integer_or("in_channels", c.in_channels, 1, 1 << 16);
@@ -109,44 +96,43 @@ QwenImageTransformerConfig QwenImageTransformerConfig::from_json(
   c.zero_cond_t = json.boolean_or("zero_cond_t", false);
 
   if (c.patch_size != 2)
-    config_fail(json, "patch_size",
-                "is " + std::to_string(c.patch_size) +
-                    "; the Qwen-Image pipelines pack 2x2 patches, the only "
-                    "size implemented");
+    json.fail("patch_size",
+              "is " + std::to_string(c.patch_size) +
+                  "; the Qwen-Image pipelines pack 2x2 patches, the only "
+                  "size implemented");
   if (c.in_channels != c.patch_size * c.patch_size * c.out_channels)
-    config_fail(
-        json, "in_channels",
-        "is " + std::to_string(c.in_channels) +
-            " but the packed tokens of patch_size " +
-            std::to_string(c.patch_size) + " and out_channels " +
-            std::to_string(c.out_channels) + " have " +
-            std::to_string(c.patch_size * c.patch_size * c.out_channels));
+    json.fail("in_channels",
+              "is " + std::to_string(c.in_channels) +
+                  " but the packed tokens of patch_size " +
+                  std::to_string(c.patch_size) + " and out_channels " +
+                  std::to_string(c.out_channels) + " have " +
+                  std::to_string(c.patch_size * c.patch_size * c.out_channels));
   if (json.boolean_or("guidance_embeds", false))
-    config_fail(json, "guidance_embeds",
-                "is true (a guidance-distilled variant with a guidance "
-                "embedding); the published Qwen-Image models have none and "
-                "it is not implemented");
+    json.fail("guidance_embeds",
+              "is true (a guidance-distilled variant with a guidance "
+              "embedding); the published Qwen-Image models have none and "
+              "it is not implemented");
   for (const char* unsupported : {"use_additional_t_cond", "use_layer3d_rope"})
     if (json.boolean_or(unsupported, false))
-      config_fail(json, unsupported,
-                  "is true; no published Qwen-Image or Qwen-Image-Edit "
-                  "checkpoint mold runs uses it and it is not implemented");
+      json.fail(unsupported,
+                "is true; no published Qwen-Image or Qwen-Image-Edit "
+                "checkpoint mold runs uses it and it is not implemented");
   if (c.axes_dims_rope.size() != 3)
-    config_fail(json, "axes_dims_rope",
-                "has " + std::to_string(c.axes_dims_rope.size()) +
-                    " entries; the positions are 3-D (frame, row, column)");
+    json.fail("axes_dims_rope",
+              "has " + std::to_string(c.axes_dims_rope.size()) +
+                  " entries; the positions are 3-D (frame, row, column)");
   for (int64_t d : c.axes_dims_rope)
     if (d % 2 != 0)
-      config_fail(json, "axes_dims_rope",
-                  list_text(c.axes_dims_rope) + " holds an odd width (" +
-                      std::to_string(d) + "); each axis rotates pairs");
+      json.fail("axes_dims_rope",
+                mold::list_text(c.axes_dims_rope) + " holds an odd width (" +
+                    std::to_string(d) + "); each axis rotates pairs");
   const int64_t sum = std::accumulate(c.axes_dims_rope.begin(),
                                       c.axes_dims_rope.end(), int64_t(0));
   if (sum != c.attention_head_dim)
-    config_fail(json, "axes_dims_rope",
-                list_text(c.axes_dims_rope) + " sums to " +
-                    std::to_string(sum) + " but attention_head_dim is " +
-                    std::to_string(c.attention_head_dim));
+    json.fail("axes_dims_rope", mold::list_text(c.axes_dims_rope) +
+                                    " sums to " + std::to_string(sum) +
+                                    " but attention_head_dim is " +
+                                    std::to_string(c.attention_head_dim));
   return c;
 }
 

@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 
 #include <mold/base/error.hpp>
+#include <mold/base/text.hpp>
 #include <mold/tensor/rotary.hpp>
 #include <mold/tensor/weight_set.hpp>
 #include <utility>
@@ -17,13 +18,6 @@ namespace {
 
 std::string layer_param(int64_t layer, const char* rest) {
   return fmt::format("layers.{}.{}", layer, rest);
-}
-
-[[noreturn]] void config_fail(const JsonConfig& json, const std::string& key,
-                              const std::string& problem) {
-  const std::string dotted =
-      json.path().empty() ? key : json.path() + "." + key;
-  throw ConfigError(json.origin(), 0, dotted, problem);
 }
 
 int64_t optional_integer(const JsonConfig& json, const char* key,
@@ -50,25 +44,25 @@ Qwen3Config Qwen3Config::tiny_config() {
 
 Qwen3Config Qwen3Config::from_json(const JsonConfig& json) {
   if (json.has_value("model_type") && json.string("model_type") != "qwen3")
-    config_fail(json, "model_type",
-                fmt::format("is '{}'; the zimage text encoder is a qwen3 model",
-                            json.string("model_type")));
+    json.fail("model_type",
+              fmt::format("is '{}'; the zimage text encoder is a qwen3 model",
+                          json.string("model_type")));
   const std::string act = json.string_or("hidden_act", "silu");
   if (act != "silu")
-    config_fail(json, "hidden_act",
-                fmt::format("is '{}'; only silu (the SwiGLU MLP of Qwen3) is "
-                            "implemented",
-                            act));
+    json.fail("hidden_act",
+              fmt::format("is '{}'; only silu (the SwiGLU MLP of Qwen3) is "
+                          "implemented",
+                          act));
   if (json.boolean_or("use_sliding_window", false))
-    config_fail(json, "use_sliding_window",
-                "is true; sliding-window attention is not implemented");
+    json.fail("use_sliding_window",
+              "is true; sliding-window attention is not implemented");
   if (json.has_value("layer_types"))
     for (const std::string& type : json.strings("layer_types"))
       if (type != "full_attention")
-        config_fail(json, "layer_types",
-                    fmt::format("has '{}'; only full_attention layers are "
-                                "implemented",
-                                type));
+        json.fail("layer_types",
+                  fmt::format("has '{}'; only full_attention layers are "
+                              "implemented",
+                              type));
 
   Qwen3Config c;
   c.vocab_size = json.integer("vocab_size", 1);
@@ -94,29 +88,27 @@ Qwen3Config Qwen3Config::from_json(const JsonConfig& json) {
                                  ? rope.string("rope_type")
                                  : rope.string_or("type", "default");
     if (type != "default")
-      config_fail(json, key,
-                  fmt::format("asks for rope type '{}'; only the default "
-                              "(unscaled) rotary embedding is implemented",
-                              type));
+      json.fail(key, fmt::format("asks for rope type '{}'; only the default "
+                                 "(unscaled) rotary embedding is implemented",
+                                 type));
     if (rope.has_value("rope_theta")) c.rope_theta = rope.number("rope_theta");
   }
 
   if (c.num_attention_heads % c.num_key_value_heads != 0)
-    config_fail(json, "num_key_value_heads",
-                fmt::format("is {}, which does not divide num_attention_heads "
-                            "({})",
-                            c.num_key_value_heads, c.num_attention_heads));
+    json.fail("num_key_value_heads",
+              fmt::format("is {}, which does not divide num_attention_heads "
+                          "({})",
+                          c.num_key_value_heads, c.num_attention_heads));
   if (c.head_dim % 2 != 0)
-    config_fail(
-        json, "head_dim",
-        fmt::format("is {}; the rotary embedding needs an even head_dim",
-                    c.head_dim));
+    json.fail("head_dim",
+              fmt::format("is {}; the rotary embedding needs an even head_dim",
+                          c.head_dim));
   if (!(c.rms_norm_eps > 0))
-    config_fail(json, "rms_norm_eps",
-                fmt::format("is {}; it must be positive", c.rms_norm_eps));
+    json.fail("rms_norm_eps",
+              fmt::format("is {}; it must be positive", c.rms_norm_eps));
   if (!(c.rope_theta > 0))
-    config_fail(json, "rope_theta",
-                fmt::format("is {}; it must be positive", c.rope_theta));
+    json.fail("rope_theta",
+              fmt::format("is {}; it must be positive", c.rope_theta));
   return c;
 }
 

@@ -4,6 +4,7 @@
 #include <cmath>
 #include <limits>
 #include <mold/base/error.hpp>
+#include <mold/base/text.hpp>
 #include <mold/tensor/rotary.hpp>
 #include <numeric>
 #include <sstream>
@@ -37,20 +38,6 @@ std::string shape_of(const at::Tensor& t) {
   std::ostringstream out;
   out << t.sizes() << " " << t.scalar_type();
   return out.str();
-}
-
-[[noreturn]] void config_fail(const JsonConfig& json, const std::string& key,
-                              const std::string& problem) {
-  const std::string dotted =
-      json.path().empty() ? key : json.path() + "." + key;
-  throw ConfigError(json.origin(), 0, dotted, problem);
-}
-
-std::string list_text(const std::vector<int64_t>& values) {
-  std::string out = "[";
-  for (std::size_t i = 0; i < values.size(); ++i)
-    out += (i ? ", " : "") + std::to_string(values[i]);
-  return out + "]";
 }
 
 }  // namespace
@@ -89,9 +76,9 @@ ZImageTransformerConfig ZImageTransformerConfig::from_json(
     const JsonConfig& json) {
   if (json.has_value("_class_name") &&
       json.string("_class_name") != "ZImageTransformer2DModel")
-    config_fail(json, "_class_name",
-                "is '" + json.string("_class_name") +
-                    "'; this model reads a ZImageTransformer2DModel config");
+    json.fail("_class_name",
+              "is '" + json.string("_class_name") +
+                  "'; this model reads a ZImageTransformer2DModel config");
   ZImageTransformerConfig c;       // diffusers' __init__ defaults where absent:
   c.axes_lens = {1024, 512, 512};  // (Turbo's config says 1536)
   std::vector<int64_t> patches{2}, f_patches{1};
@@ -100,23 +87,23 @@ ZImageTransformerConfig ZImageTransformerConfig::from_json(
   if (json.has_value("all_f_patch_size"))
     f_patches = json.integers("all_f_patch_size", 1, 64);
   if (patches.empty() || patches.size() != f_patches.size())
-    config_fail(json, "all_f_patch_size",
-                "must be as long as all_patch_size (" +
-                    std::to_string(patches.size()) + " entries), not " +
-                    std::to_string(f_patches.size()));
+    json.fail("all_f_patch_size", "must be as long as all_patch_size (" +
+                                      std::to_string(patches.size()) +
+                                      " entries), not " +
+                                      std::to_string(f_patches.size()));
   c.patch_sizes.clear();
   for (std::size_t i = 0; i < patches.size(); ++i) {
     if (f_patches[i] != 1)
-      config_fail(json, "all_f_patch_size",
-                  "holds " + std::to_string(f_patches[i]) +
-                      "; only 1 (one-frame images) is implemented");
+      json.fail("all_f_patch_size",
+                "holds " + std::to_string(f_patches[i]) +
+                    "; only 1 (one-frame images) is implemented");
     c.patch_sizes.emplace_back(patches[i], f_patches[i]);
   }
   if (std::find(c.patch_sizes.begin(), c.patch_sizes.end(),
                 std::make_pair(int64_t(2), int64_t(1))) == c.patch_sizes.end())
-    config_fail(json, "all_patch_size",
-                "has no patch size 2 (with f_patch_size 1), the one the "
-                "pipeline runs the model with");
+    json.fail("all_patch_size",
+              "has no patch size 2 (with f_patch_size 1), the one the "
+              "pipeline runs the model with");
   c.in_channels = json.integer_or("in_channels", c.in_channels, 1, 4096);
   c.dim = json.integer_or("dim", c.dim, 1, 1 << 16);
   c.n_layers = json.integer_or("n_layers", c.n_layers, 0, 1024);
@@ -135,47 +122,45 @@ ZImageTransformerConfig ZImageTransformerConfig::from_json(
     c.axes_lens = json.integers("axes_lens", 1, 1 << 24);
 
   if (json.has_value("siglip_feat_dim"))
-    config_fail(json, "siglip_feat_dim",
-                "is set (the Omni variant's SigLIP image inputs); only the "
-                "text-to-image model is implemented: leave it null");
+    json.fail("siglip_feat_dim",
+              "is set (the Omni variant's SigLIP image inputs); only the "
+              "text-to-image model is implemented: leave it null");
   if (c.n_kv_heads != c.n_heads)
-    config_fail(json, "n_kv_heads",
-                "is " + std::to_string(c.n_kv_heads) + " but n_heads is " +
-                    std::to_string(c.n_heads) +
-                    ": diffusers' ZImageTransformer2DModel has no grouped "
-                    "key/value heads (it ignores n_kv_heads), so a checkpoint "
-                    "made for them would not be this model");
+    json.fail("n_kv_heads",
+              "is " + std::to_string(c.n_kv_heads) + " but n_heads is " +
+                  std::to_string(c.n_heads) +
+                  ": diffusers' ZImageTransformer2DModel has no grouped "
+                  "key/value heads (it ignores n_kv_heads), so a checkpoint "
+                  "made for them would not be this model");
   if (c.dim % c.n_heads != 0)
-    config_fail(json, "n_heads",
-                std::to_string(c.n_heads) + " heads do not divide dim " +
-                    std::to_string(c.dim));
+    json.fail("n_heads", std::to_string(c.n_heads) +
+                             " heads do not divide dim " +
+                             std::to_string(c.dim));
   if (!(c.norm_eps > 0) || c.norm_eps > 1)
-    config_fail(json, "norm_eps", "must be in (0, 1]");
-  if (!(c.rope_theta > 1))
-    config_fail(json, "rope_theta", "must be greater than 1");
-  if (!(c.t_scale > 0)) config_fail(json, "t_scale", "must be positive");
+    json.fail("norm_eps", "must be in (0, 1]");
+  if (!(c.rope_theta > 1)) json.fail("rope_theta", "must be greater than 1");
+  if (!(c.t_scale > 0)) json.fail("t_scale", "must be positive");
   if (c.axes_dims.size() != 3)
-    config_fail(json, "axes_dims",
-                "has " + std::to_string(c.axes_dims.size()) +
-                    " entries; the positions are 3-D (frame or caption "
-                    "index, row, column)");
+    json.fail("axes_dims",
+              "has " + std::to_string(c.axes_dims.size()) +
+                  " entries; the positions are 3-D (frame or caption "
+                  "index, row, column)");
   if (c.axes_lens.size() != c.axes_dims.size())
-    config_fail(json, "axes_lens",
-                "has " + std::to_string(c.axes_lens.size()) +
-                    " entries but axes_dims has " +
-                    std::to_string(c.axes_dims.size()));
+    json.fail("axes_lens", "has " + std::to_string(c.axes_lens.size()) +
+                               " entries but axes_dims has " +
+                               std::to_string(c.axes_dims.size()));
   for (int64_t d : c.axes_dims)
     if (d % 2 != 0)
-      config_fail(json, "axes_dims",
-                  list_text(c.axes_dims) + " holds an odd width (" +
-                      std::to_string(d) + "); each axis rotates pairs");
+      json.fail("axes_dims", mold::list_text(c.axes_dims) +
+                                 " holds an odd width (" + std::to_string(d) +
+                                 "); each axis rotates pairs");
   const int64_t sum =
       std::accumulate(c.axes_dims.begin(), c.axes_dims.end(), int64_t(0));
   if (sum != c.head_dim())
-    config_fail(json, "axes_dims",
-                list_text(c.axes_dims) + " sums to " + std::to_string(sum) +
-                    " but the head width dim / n_heads is " +
-                    std::to_string(c.head_dim()));
+    json.fail("axes_dims", mold::list_text(c.axes_dims) + " sums to " +
+                               std::to_string(sum) +
+                               " but the head width dim / n_heads is " +
+                               std::to_string(c.head_dim()));
   return c;
 }
 

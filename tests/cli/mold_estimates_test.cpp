@@ -5,12 +5,12 @@
 // each within 1.00-1.10 of the measurement.
 
 #include <catch2/catch.hpp>
-#include <mold/runtime/png.hpp>
 #include <nlohmann/json.hpp>
 #include <string>
 #include <vector>
 
 #include "support/process.hpp"
+#include "support/source_images.hpp"
 
 using mold::test::run_mold;
 using mold::test::TempDir;
@@ -62,14 +62,7 @@ TEST_CASE(
   TempDir dir;
   // Source images of other shapes than calibration used (it ran squares).
   const auto source = [&](const std::string& name, int w, int h) {
-    std::vector<std::uint8_t> rgb;
-    for (int y = 0; y < h; ++y)
-      for (int x = 0; x < w; ++x)
-        for (int c = 0; c < 3; ++c)
-          rgb.push_back(std::uint8_t((x * 7 + y * 13 + c * 50) % 256));
-    const std::string path = dir.path() + "/" + name;
-    mold::write_png(path, rgb.data(), w, h, {});
-    return path;
+    return mold::test::write_source_png(dir.path(), name, w, h);
   };
   struct Case {
     std::vector<std::string> args;

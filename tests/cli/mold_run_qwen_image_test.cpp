@@ -10,27 +10,13 @@
 #include <nlohmann/json.hpp>
 
 #include "support/process.hpp"
+#include "support/source_images.hpp"
 
 namespace fs = std::filesystem;
 using mold::test::run_mold;
 using mold::test::TempDir;
 
 namespace {
-
-/// A w x h RGB PNG with a gradient (not flat: the encoders see something).
-std::string write_source(const TempDir& dir, const std::string& name, int w,
-                         int h) {
-  std::vector<std::uint8_t> rgb;
-  for (int y = 0; y < h; ++y)
-    for (int x = 0; x < w; ++x) {
-      rgb.push_back(std::uint8_t(x * 255 / std::max(1, w - 1)));
-      rgb.push_back(std::uint8_t(y * 255 / std::max(1, h - 1)));
-      rgb.push_back(std::uint8_t((x * y) % 256));
-    }
-  const std::string path = dir.path() + "/" + name;
-  mold::write_png(path, rgb.data(), w, h, {});
-  return path;
-}
 
 std::vector<std::string> edit_args(const TempDir& out,
                                    const std::vector<std::string>& images,
@@ -74,7 +60,8 @@ TEST_CASE(
     "two edits",
     "[mold][run][qwen_image]") {
   TempDir out;
-  const std::string source = write_source(out, "x.png", 100, 164);
+  const std::string source =
+      mold::test::write_source_png(out.path(), "x.png", 100, 164);
   const auto r = run_mold(edit_args(out, {source}, {"--batch", "2"}));
   INFO(r.err);
   REQUIRE(r.exit_code == 0);
@@ -99,8 +86,10 @@ TEST_CASE(
     "transformer's bytes",
     "[mold][run][qwen_image]") {
   TempDir out;
-  const std::string a = write_source(out, "a.png", 100, 164);
-  const std::string b = write_source(out, "b.png", 80, 60);
+  const std::string a =
+      mold::test::write_source_png(out.path(), "a.png", 100, 164);
+  const std::string b =
+      mold::test::write_source_png(out.path(), "b.png", 80, 60);
   auto plan = [&](const std::string& variant) {
     auto args = edit_args(out, {a, b}, {"--plan", "--json"});
     args[1] = "qwen-image-edit-2511:" + variant;
@@ -139,7 +128,8 @@ TEST_CASE(
 TEST_CASE("true CFG runs the negative prompt's passes",
           "[mold][run][qwen_image]") {
   TempDir out;
-  const std::string source = write_source(out, "x.png", 64, 64);
+  const std::string source =
+      mold::test::write_source_png(out.path(), "x.png", 64, 64);
   const auto r = run_mold(edit_args(
       out, {source}, {"--negative", "blurry", "--guidance", "4", "--json"}));
   INFO(r.err);
@@ -170,7 +160,8 @@ TEST_CASE("--image failures name the file and what to do",
   CHECK_THAT(r.err,
              Catch::Contains("notes.png") && Catch::Contains("not a PNG"));
 
-  const std::string truncated = write_source(out, "cut.png", 40, 40);
+  const std::string truncated =
+      mold::test::write_source_png(out.path(), "cut.png", 40, 40);
   fs::resize_file(truncated, fs::file_size(truncated) / 2);
   r = run_mold(edit_args(out, {truncated}));
   CHECK(r.exit_code != 0);
@@ -178,11 +169,13 @@ TEST_CASE("--image failures name the file and what to do",
   CHECK_THAT(r.err, !Catch::Contains("libc10") && !Catch::Contains("frame #"));
 
   r = run_mold({"run", "qwen-image", "a fox", "--tiny", "--image",
-                write_source(out, "y.png", 32, 32), "--output", out.path()});
+                mold::test::write_source_png(out.path(), "y.png", 32, 32),
+                "--output", out.path()});
   CHECK(r.exit_code != 0);
   CHECK_THAT(r.err, Catch::Contains("takes no --image"));
 
-  const std::string small = write_source(out, "s.png", 16, 16);
+  const std::string small =
+      mold::test::write_source_png(out.path(), "s.png", 16, 16);
   r = run_mold(edit_args(out, std::vector<std::string>(9, small)));
   CHECK(r.exit_code != 0);
   CHECK_THAT(r.err, Catch::Contains("9 --image files") &&

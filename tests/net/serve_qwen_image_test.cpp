@@ -14,6 +14,7 @@
 
 #include "support/process.hpp"
 #include "support/server_process.hpp"
+#include "support/source_images.hpp"
 
 using namespace mold::test;
 using mold::net::HttpClient;
@@ -21,20 +22,6 @@ using Json = nlohmann::json;
 namespace fs = std::filesystem;
 
 namespace {
-
-std::string write_source(const TempDir& dir, const std::string& name, int w,
-                         int h) {
-  std::vector<std::uint8_t> rgb;
-  for (int y = 0; y < h; ++y)
-    for (int x = 0; x < w; ++x) {
-      rgb.push_back(std::uint8_t(x * 255 / std::max(1, w - 1)));
-      rgb.push_back(std::uint8_t(y * 255 / std::max(1, h - 1)));
-      rgb.push_back(std::uint8_t((x * y) % 256));
-    }
-  const std::string path = dir.path() + "/" + name;
-  mold::write_png(path, rgb.data(), w, h, {});
-  return path;
-}
 
 std::string file_bytes(const std::string& path) {
   std::ifstream in(path, std::ios::binary);
@@ -57,7 +44,8 @@ TEST_CASE(
     "request, the PNG is mold run's",
     "[net][serve][qwen_image]") {
   TempDir dir;
-  const std::string source = write_source(dir, "x.png", 100, 164);
+  const std::string source =
+      mold::test::write_source_png(dir.path(), "x.png", 100, 164);
   ServerProcess server({"--tiny", "--quiet"});
   HttpClient client = client_for(server);
   const Json body = {
@@ -119,7 +107,8 @@ TEST_CASE(
     "through the server",
     "[net][remote][qwen_image]") {
   TempDir dir;
-  const std::string source = write_source(dir, "x.png", 100, 164);
+  const std::string source =
+      mold::test::write_source_png(dir.path(), "x.png", 100, 164);
   ServerProcess server({"--tiny", "--quiet"});
   TempDir remote_out, local_out;
   std::vector<std::string> args = {"run",          "qwen-image-edit-2511:q4",
@@ -148,7 +137,8 @@ TEST_CASE(
 TEST_CASE("molddiag leak and parity --remote profile the incident's model",
           "[net][remote][profile][qwen_image]") {
   TempDir dir;
-  const std::string source = write_source(dir, "x.png", 64, 96);
+  const std::string source =
+      mold::test::write_source_png(dir.path(), "x.png", 64, 96);
   ServerProcess server({"--tiny", "--quiet"}, measured_memory_env());
   std::vector<std::string> common = {"qwen-image-edit-2511:q4",
                                      "--tiny",

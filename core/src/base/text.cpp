@@ -71,4 +71,11 @@ bool is_valid_utf8(std::string_view text) {
   return true;
 }
 
+std::string list_text(const std::vector<std::int64_t>& values) {
+  std::string out = "[";
+  for (std::size_t i = 0; i < values.size(); ++i)
+    out += (i ? ", " : "") + std::to_string(values[i]);
+  return out + "]";
+}
+
 }  // namespace mold

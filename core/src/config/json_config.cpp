@@ -277,4 +277,11 @@ std::string JsonConfig::dump() const {
   return as_json(node_).dump(-1, ' ', false, json::error_handler_t::replace);
 }
 
+void JsonConfig::fail(std::string_view key, const std::string& problem) const {
+  throw ConfigError(
+      origin(), 0,
+      path_.empty() ? std::string(key) : path_ + "." + std::string(key),
+      problem);
+}
+
 }  // namespace mold

@@ -3,8 +3,10 @@
 /// control characters escaped so that no input can drive a terminal, and a
 /// check for valid UTF-8 before text goes into JSON.
 
+#include <cstdint>
 #include <string>
 #include <string_view>
+#include <vector>
 
 namespace mold {
 
@@ -16,5 +18,8 @@ std::string escape_control(std::string_view text);
 /// Whether `text` is valid UTF-8 (no overlong forms, no surrogates, nothing
 /// past U+10FFFF).
 bool is_valid_utf8(std::string_view text);
+
+/// "[16, 56, 56]": integers as a JSON-style list, for messages.
+std::string list_text(const std::vector<std::int64_t>& values);
 
 }  // namespace mold

@@ -56,6 +56,11 @@ class JsonConfig {
   std::string dump(std::string_view key) const;
   std::string dump() const;
 
+  /// Throws ConfigError naming this file and `key` (dotted below path())
+  /// with `problem`: a value this file holds that the reader refuses.
+  [[noreturn]] void fail(std::string_view key,
+                         const std::string& problem) const;
+
  private:
   struct Document;
   JsonConfig(std::shared_ptr<const Document> document, const void* node,

@@ -61,7 +61,7 @@ struct Workload {
   /// source images), each at the size this operation sees it: the vision
   /// encoder's input (vision_encode, text_encode), the VAE's (vae_encode,
   /// denoise). Empty for text-to-image.
-  std::vector<ImageSize> images;
+  std::vector<ImageSize> images{};
 
   /// "qwen_image vae_decode on cuda, 832x1248 float16, batch 1"
   std::string describe() const;

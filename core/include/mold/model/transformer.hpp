@@ -19,7 +19,7 @@ struct DenoiserInput {
   /// Edit models: the clean latents of the images an edit conditions on,
   /// each (B, C, h_j, w_j); their tokens join the noisy latent's and the
   /// output covers the noisy latent only. Empty for text-to-image.
-  std::vector<at::Tensor> references;
+  std::vector<at::Tensor> references{};
 };
 
 class Denoiser : public Module {
