@@ -141,7 +141,7 @@ TEST_CASE("true CFG runs the negative prompt's passes",
   CHECK(encodes == 2);
 }
 
-TEST_CASE("--image failures name the file and what to do",
+TEST_CASE("mold run: --image failures name the file and what to do",
           "[mold][run][qwen_image]") {
   TempDir out;
   auto r = run_mold(edit_args(out, {}));

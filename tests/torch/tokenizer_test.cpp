@@ -668,3 +668,39 @@ TEST_CASE("tokenizer: mutated files load or fail with TokenizerFileError",
   CHECK(loaded > 0);
   CHECK(loaded < cases);
 }
+
+TEST_CASE(
+    "tokenizer: a slow Qwen2Tokenizer folder (vocab.json, merges.txt) encodes "
+    "as its tokenizer.json",
+    "[tokenizer]") {
+  // Qwen-Image's tokenizer/ ships vocab.json and merges.txt, not
+  // tokenizer.json: made here from the same vocabulary and merges.
+  const json full = json::parse(read_file(qwen3_dir() + "/tokenizer.json"));
+  TempDir dir;
+  dir.write("vocab.json", full["model"]["vocab"].dump());
+  std::string merges = "#version: 0.2\n";
+  for (const auto& merge : full["model"]["merges"])
+    merges += (merge.is_string() ? merge.get<std::string>()
+                                 : merge[0].get<std::string>() + " " +
+                                       merge[1].get<std::string>()) +
+              "\n";
+  dir.write("merges.txt", merges);
+  dir.write("tokenizer_config.json",
+            read_file(data_path("qwen3/tokenizer_config.json")));
+  const BpeTokenizer slow = BpeTokenizer::load(dir.path());
+  const auto lines = golden();
+  for (const auto& line : lines) {
+    INFO(json(line.text).dump());
+    CHECK(slow.encode(line.text) == line.ids);
+    CHECK(slow.decode(line.ids) == line.decoded);
+  }
+  CHECK(slow.vocab_size() == qwen3().vocab_size());
+
+  // Without merges.txt the folder is refused naming what it lacks.
+  TempDir half;
+  half.write("vocab.json", full["model"]["vocab"].dump());
+  half.write("tokenizer_config.json",
+             read_file(data_path("qwen3/tokenizer_config.json")));
+  CHECK_THROWS_WITH(BpeTokenizer::load(half.path()),
+                    Catch::Contains("merges.txt"));
+}

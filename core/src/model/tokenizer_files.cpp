@@ -46,8 +46,8 @@ class File {
     if (!std::filesystem::exists(status))
       fail("",
            "no such file: give the tokenizer/ folder of a diffusers "
-           "checkpoint, which holds tokenizer.json and "
-           "tokenizer_config.json");
+           "checkpoint, which holds tokenizer.json (or vocab.json and "
+           "merges.txt) and tokenizer_config.json");
     if (!std::filesystem::is_regular_file(status))
       fail("", fmt::format("is {}, not a regular file: give the file",
                            describe_file_type(path_)));
@@ -76,6 +76,11 @@ class File {
                            "tokenizer file?",
                            root_.type_name()));
   }
+
+  /// A document made in memory (a slow tokenizer's files converted);
+  /// `path` names it in errors.
+  File(std::filesystem::path path, json root)
+      : path_(std::move(path)), root_(std::move(root)) {}
 
   [[noreturn]] void fail(const std::string& key,
                          const std::string& problem) const {
@@ -579,6 +584,68 @@ std::optional<std::int64_t> read_max_length(const File& config) {
 
 }  // namespace
 
+/// A Qwen2Tokenizer folder without tokenizer.json (Qwen-Image's
+/// tokenizer/: vocab.json and merges.txt) as the tokenizer.json
+/// transformers' Qwen2Converter makes of it: the same BPE, NFC, the Qwen2
+/// split pattern and byte-level steps. The added tokens come from
+/// tokenizer_config.json's added_tokens_decoder.
+File slow_qwen2_tokenizer(const std::filesystem::path& dir) {
+  const File vocab(dir / "vocab.json");
+  const std::filesystem::path merges_path = dir / "merges.txt";
+  std::error_code error;
+  if (!std::filesystem::is_regular_file(merges_path, error))
+    vocab.fail("",
+               "has no merges.txt beside it: a tokenizer/ folder holds "
+               "tokenizer.json, or vocab.json with merges.txt");
+  const std::uintmax_t size = std::filesystem::file_size(merges_path, error);
+  if (error || size > kMaxFileBytes)
+    throw TokenizerFileError(merges_path, "",
+                             error ? "cannot read its size: " + error.message()
+                                   : fmt::format("is {} bytes, more than the "
+                                                 "{} a tokenizer file may have",
+                                                 size, kMaxFileBytes));
+  std::ifstream in(merges_path, std::ios::binary);
+  json merges = json::array();
+  std::string line;
+  for (std::size_t number = 1; std::getline(in, line); ++number) {
+    if (!line.empty() && line.back() == '\r') line.pop_back();
+    if (line.empty() || (number == 1 && line.rfind("#version", 0) == 0))
+      continue;
+    merges.push_back(line);
+  }
+  json root = {
+      {"model",
+       {{"type", "BPE"},
+        {"dropout", nullptr},
+        {"byte_fallback", false},
+        {"ignore_merges", false},
+        {"vocab", vocab.root()},
+        {"merges", std::move(merges)}}},
+      {"added_tokens", json::array()},
+      {"normalizer", {{"type", "NFC"}}},
+      {"pre_tokenizer",
+       {{"type", "Sequence"},
+        {"pretokenizers",
+         json::array({{{"type", "Split"},
+                       {"pattern",
+                        {{"Regex",
+                          "(?i:'s|'t|'re|'ve|'m|'ll|'d)|[^\\r\\n\\p{L}\\p{N}]?"
+                          "\\p{L}+|\\p{N}| ?[^\\s\\p{L}\\p{N}]+[\\r\\n]*|"
+                          "\\s*[\\r\\n]+|\\s+(?!\\S)|\\s+"}}},
+                       {"behavior", "Isolated"},
+                       {"invert", false}},
+                      {{"type", "ByteLevel"},
+                       {"add_prefix_space", false},
+                       {"trim_offsets", false},
+                       {"use_regex", false}}})}}},
+      {"decoder",
+       {{"type", "ByteLevel"},
+        {"add_prefix_space", false},
+        {"trim_offsets", false},
+        {"use_regex", false}}}};
+  return File(dir / "vocab.json", std::move(root));
+}
+
 TokenizerSpec read_tokenizer_files(
     const std::filesystem::path& tokenizer_json,
     const std::filesystem::path& tokenizer_config_json) {
@@ -586,7 +653,12 @@ TokenizerSpec read_tokenizer_files(
   std::vector<std::pair<std::string, std::int32_t>> vocab;
   std::vector<AddedToken> added;
   {
-    const File tokenizer(tokenizer_json);
+    std::error_code error;
+    const std::filesystem::path dir = tokenizer_json.parent_path();
+    const bool slow = !std::filesystem::exists(tokenizer_json, error) &&
+                      std::filesystem::exists(dir / "vocab.json", error);
+    const File tokenizer =
+        slow ? slow_qwen2_tokenizer(dir) : File(tokenizer_json);
     read_model(tokenizer, spec, vocab);
     added = read_added_tokens(tokenizer);
     const File config(tokenizer_config_json);

@@ -6,6 +6,7 @@
 #include <ATen/CPUGeneratorImpl.h>
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <chrono>
 #include <cmath>
 #include <ctime>
@@ -163,8 +164,7 @@ tools::Parsed<CalibrateRequest> parse(const std::vector<std::string>& args) {
       "the family's model to run (per-token ops; default: its first)")(
       "images", po::value(&r.images_text),
       "source images per run, e.g. 1,2,3 (edit models; each a square of the "
-      "run's size)")(
-      "json", po::bool_switch(&r.json), "print JSON");
+      "run's size)")("json", po::bool_switch(&r.json), "print JSON");
   tools::add_host_options(options, r.host);
   const auto vm = tools::parse_args(args, options);
   if (vm.count("help")) {
@@ -367,7 +367,7 @@ CalibrateResult run_sequence(
     const tools::Host& host, const CalibrateRequest& request,
     const std::function<void(const PhasePoint&)>& on_point) {
   CalibrateResult result;
-  PhaseCalibration calibration{request.family, request.op,    request.arch,
+  PhaseCalibration calibration{request.family, request.op,     request.arch,
                                request.sizes,  request.tokens, request.model,
                                request.images};
   result.phase_points = measure_phase(host, calibration, on_point);
@@ -390,13 +390,13 @@ CalibrateResult run_sequence(
       "(ratio)\n";
   for (const auto& p : result.phase_points) {
     const double estimate = fitted_bytes(result.fit, p) * request.headroom;
-    block += fmt::format(
-        "#   {}x{} px, {} tokens{}: {} -> {} ({:.3f})\n", p.size, p.size,
-        p.tokens,
-        p.images ? fmt::format(", {} image{}", p.images, p.images > 1 ? "s" : "")
-                 : "",
-        p.peak, std::llround(estimate),
-        estimate / double(std::max<mold::Bytes>(p.peak, 1)));
+    block += fmt::format("#   {}x{} px, {} tokens{}: {} -> {} ({:.3f})\n",
+                         p.size, p.size, p.tokens,
+                         p.images ? fmt::format(", {} image{}", p.images,
+                                                p.images > 1 ? "s" : "")
+                                  : "",
+                         p.peak, std::llround(estimate),
+                         estimate / double(std::max<mold::Bytes>(p.peak, 1)));
   }
   for (const auto& [name, value] : result.fit.constants)
     block += fmt::format("{} = {:.6g}\n", name, value);
@@ -503,6 +503,28 @@ int calibrate_command(const std::vector<std::string>& args) {
   }
   const CalibrateRequest& request = parsed.request;
   const tools::Host host = tools::open_host(request.host);
+  if (is_sequence_op(request.op) && request.op != mold::ops::kTextEncode &&
+      request.op != mold::ops::kDenoise) {
+    // A plugin's own per-token op: one its estimators know.
+    std::vector<std::string> own;
+    bool known = false;
+    for (const auto& key : host.registry->estimator_keys()) {
+      if (key.family != request.family) continue;
+      if (key.op == request.op) known = true;
+      if (key.op != mold::ops::kTextEncode && key.op != mold::ops::kDenoise &&
+          key.op != mold::ops::kVaeDecode && key.op != mold::ops::kVaeEncode &&
+          std::find(own.begin(), own.end(), key.op) == own.end())
+        own.push_back(key.op);
+    }
+    if (!known) {
+      std::string extra;
+      for (const auto& op : own) extra += ", or " + request.family + "'s " + op;
+      throw tools::UsageError(
+          fmt::format("--op {}: give vae_decode, vae_encode, text_encode or "
+                      "denoise{}",
+                      request.op, extra));
+    }
+  }
   FailureContext failure;
   failure.registry = host.registry.get();
   failure.verbose = request.verbose;
