@@ -132,48 +132,48 @@ std::vector<PhasePoint> measure_phase(
       calibration.images.empty() ? std::vector<int>{0} : calibration.images;
   for (const int size : calibration.sizes) {
     for (const int words : calibration.tokens) {
-     for (const int count : image_counts) {
-      recorder.reset();
-      mold::GenerateRequest request;
-      request.prompt = prompt_of(words);
-      request.width = request.height = size;
-      request.steps = 2;  // the phases are the same; some schedules need 2
-      // Source images: square gradients of the run's size.
-      for (int i = 0; i < count; ++i)
-        request.images.push_back(
-            (at::arange(size * size * 3, at::kLong).remainder(251) + i * 7)
-                .remainder(256)
-                .to(at::kByte)
-                .view({3, size, size}));
-      runner.run(request,
-                 [](mold::ImageRecord&, const mold::GeneratedImage&) {});
-      if (!recorder.done())
-        throw mold::Error(
-            fmt::format("the {} pipeline ran no {} phase: nothing to calibrate",
-                        family.name, calibration.op));
-      const mold::PhaseEvent& e = *recorder.done();
-      PhasePoint p;
-      p.size = size;
-      p.words = words;
-      p.tokens = e.workload.tokens;
-      p.images = count;
-      p.peak = e.after.peak_allocated > e.before.allocated
-                   ? e.after.peak_allocated - e.before.allocated
-                   : 0;
-      p.estimate = e.estimate.bytes;
-      for (const auto& term : e.estimate.terms)
-        if (!term.constant.empty())
-          p.bases.emplace_back(term.constant, term.basis);
-      p.seconds = e.seconds;
-      p.rss_peak = recorder.rss_peak();
-      if (p.bases.empty())
-        throw mold::Error(fmt::format(
-            "the {} estimate of {} names no constants ({}): molddiag "
-            "calibrate fits only estimates of per-token tables",
-            calibration.op, family.name, e.estimate.source));
-      points.push_back(std::move(p));
-      if (on_point) on_point(points.back());
-     }
+      for (const int count : image_counts) {
+        recorder.reset();
+        mold::GenerateRequest request;
+        request.prompt = prompt_of(words);
+        request.width = request.height = size;
+        request.steps = 2;  // the phases are the same; some schedules need 2
+        // Source images: square gradients of the run's size.
+        for (int i = 0; i < count; ++i)
+          request.images.push_back(
+              (at::arange(size * size * 3, at::kLong).remainder(251) + i * 7)
+                  .remainder(256)
+                  .to(at::kByte)
+                  .view({3, size, size}));
+        runner.run(request,
+                   [](mold::ImageRecord&, const mold::GeneratedImage&) {});
+        if (!recorder.done())
+          throw mold::Error(fmt::format(
+              "the {} pipeline ran no {} phase: nothing to calibrate",
+              family.name, calibration.op));
+        const mold::PhaseEvent& e = *recorder.done();
+        PhasePoint p;
+        p.size = size;
+        p.words = words;
+        p.tokens = e.workload.tokens;
+        p.images = count;
+        p.peak = e.after.peak_allocated > e.before.allocated
+                     ? e.after.peak_allocated - e.before.allocated
+                     : 0;
+        p.estimate = e.estimate.bytes;
+        for (const auto& term : e.estimate.terms)
+          if (!term.constant.empty())
+            p.bases.emplace_back(term.constant, term.basis);
+        p.seconds = e.seconds;
+        p.rss_peak = recorder.rss_peak();
+        if (p.bases.empty())
+          throw mold::Error(fmt::format(
+              "the {} estimate of {} names no constants ({}): molddiag "
+              "calibrate fits only estimates of per-token tables",
+              calibration.op, family.name, e.estimate.source));
+        points.push_back(std::move(p));
+        if (on_point) on_point(points.back());
+      }
     }
   }
   return points;
