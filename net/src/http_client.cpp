@@ -118,12 +118,14 @@ class Connection {
                                     std::string(field.value()));
     if (on_head) (*on_head)(response);
     std::array<char, 65536> chunk;
+    // read_some: the body as it arrives (a stream's events and heartbeats, each
+    // restarting the read timeout), not once 64 KiB of it or the end came.
     while (!parser.is_done()) {
       parser.get().body().data = chunk.data();
       parser.get().body().size = chunk.size();
       stream_.expires_after(options_.read_timeout);
       ec = run_op(io_, [&](auto handler) {
-        http::async_read(stream_, buffer_, parser, handler);
+        http::async_read_some(stream_, buffer_, parser, handler);
       });
       if (ec == http::error::need_buffer) ec = {};
       if (ec == http::error::body_limit)
@@ -133,6 +135,7 @@ class Connection {
       if (ec) fail("read the answer of", ec);
       const std::size_t got = chunk.size() - parser.get().body().size;
       const std::string_view data(chunk.data(), got);
+      if (got == 0) continue;
       if (on_data)
         (*on_data)(data);
       else

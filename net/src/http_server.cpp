@@ -683,4 +683,8 @@ std::size_t HttpServer::connections() const {
   return state_->open_connections.load();
 }
 
+std::size_t HttpServer::bodies_in_flight() const {
+  return state_->bodies_in_flight.load();
+}
+
 }  // namespace mold::net

@@ -5,6 +5,7 @@
 #include <atomic>
 #include <catch2/catch.hpp>
 #include <chrono>
+#include <condition_variable>
 #include <mold/net/api_error.hpp>
 #include <mold/net/http_client.hpp>
 #include <mold/net/http_server.hpp>
@@ -16,18 +17,46 @@
 
 #include "support/mutations.hpp"
 #include "support/server_process.hpp"
+#include "support/wait.hpp"
 
 using namespace mold::net;
 using mold::test::raw_exchange;
 using mold::test::status_of_response;
+using mold::test::wait_until;
 
 namespace {
 
+/// Answers held back until the test opens the gate (from other threads).
+struct Gate {
+  std::mutex mutex;
+  std::condition_variable opened;
+  bool open = false;
+  int waiting = 0;
+
+  /// Waits until the gate opens (at most 30 s, so a failed test cannot hang).
+  void pass() {
+    std::unique_lock<std::mutex> lock(mutex);
+    ++waiting;
+    opened.wait_for(lock, std::chrono::seconds(30), [this] { return open; });
+  }
+  int held() {
+    std::lock_guard<std::mutex> lock(mutex);
+    return waiting;
+  }
+  void release() {
+    std::lock_guard<std::mutex> lock(mutex);
+    open = true;
+    opened.notify_all();
+  }
+};
+
 /// A server answering /echo with what it got, /stream with 5 events written
-/// from another thread, /throw by throwing.
+/// from another thread, /throw by throwing, /slow from another thread once the
+/// test opens `gate`.
 struct TestServer {
   std::vector<RequestLogEntry> logs;
   std::mutex mutex;
+  std::shared_ptr<Gate> gate = std::make_shared<Gate>();
   std::unique_ptr<HttpServer> server;
 
   explicit TestServer(ServerOptions options = {}) {
@@ -37,7 +66,8 @@ struct TestServer {
       logs.push_back(e);
     };
     server = std::make_unique<HttpServer>(
-        options, [](HttpRequest r, std::shared_ptr<ResponseChannel> c) {
+        options,
+        [gate = gate](HttpRequest r, std::shared_ptr<ResponseChannel> c) {
           if (r.path == "/throw") throw std::runtime_error("planted");
           if (r.path == "/stream") {
             std::thread([c] {
@@ -50,8 +80,8 @@ struct TestServer {
             return;
           }
           if (r.path == "/slow") {
-            std::thread([c] {
-              std::this_thread::sleep_for(std::chrono::milliseconds(300));
+            std::thread([c, gate] {
+              gate->pass();
               HttpResponse resp;
               resp.body = "slow";
               c->send(resp);
@@ -99,8 +129,16 @@ TEST_CASE("requests are answered with a request id", "[net][server]") {
   const auto replaced =
       client.request("GET", "/echo", {}, "", {{"X-Request-ID", "bad id\x7f"}});
   CHECK(replaced.header("X-Request-ID") != "bad id\x7f");
+  // A request is logged once its answer is written: the client may read it
+  // first.
+  wait_until(
+      [&] {
+        std::lock_guard<std::mutex> lock(s.mutex);
+        return s.logs.size() == 3;
+      },
+      "three requests logged");
   std::lock_guard<std::mutex> lock(s.mutex);
-  CHECK(s.logs.size() == 3);
+  REQUIRE(s.logs.size() == 3);
   CHECK(s.logs[0].status == 200);
   CHECK(s.logs[0].path == "/echo");
 }
@@ -200,7 +238,8 @@ TEST_CASE("a client that trickles its request is cut off at the read timeout",
         10000, 400, 50);
   });
   // Others are served meanwhile.
-  std::this_thread::sleep_for(std::chrono::milliseconds(100));
+  wait_until([&] { return s.server->connections() == 1; },
+             "the trickling client");
   CHECK(status_of_response(raw_exchange(s.port(), get("/echo"))) == 200);
   slow.join();
   const double seconds =
@@ -253,7 +292,8 @@ TEST_CASE("connections beyond the limit get 503", "[net][server]") {
   // Two idle connections hold the slots.
   std::thread a([&] { raw_exchange(s.port(), "", 1500); });
   std::thread b([&] { raw_exchange(s.port(), "", 1500); });
-  std::this_thread::sleep_for(std::chrono::milliseconds(300));
+  wait_until([&] { return s.server->connections() == 2; },
+             "two idle connections");
   const std::string r = raw_exchange(s.port(), get("/echo"), 3000);
   a.join();
   b.join();
@@ -274,7 +314,9 @@ TEST_CASE("bodies beyond the in-flight budget get 503 at once",
   std::vector<std::thread> holders;
   for (int i = 0; i < 3; ++i)
     holders.emplace_back([&] { raw_exchange(s.port(), announce, 1500); });
-  std::this_thread::sleep_for(std::chrono::milliseconds(300));
+  wait_until(
+      [&] { return s.server->bodies_in_flight() == std::size_t(3) << 20; },
+      "three bodies announced");
   const std::string refused = raw_exchange(s.port(), announce, 3000);
   CHECK(status_of_response(refused) == 503);
   CHECK_THAT(refused, Catch::Contains("SERVER_BUSY"));
@@ -283,7 +325,8 @@ TEST_CASE("bodies beyond the in-flight budget get 503 at once",
   CHECK(status_of_response(raw_exchange(s.port(), get("/echo"))) == 200);
   for (auto& t : holders) t.join();
   // The holders left: their reservations are back.
-  std::this_thread::sleep_for(std::chrono::milliseconds(100));
+  wait_until([&] { return s.server->bodies_in_flight() == 0; },
+             "the reservations back");
   const std::string body(1 << 20, 'x');
   CHECK(status_of_response(raw_exchange(
             s.port(), "POST /echo HTTP/1.1\r\nHost: t\r\nContent-Length: " +
@@ -301,6 +344,10 @@ TEST_CASE("200 clients at once are all answered", "[net][server]") {
           raw_exchange(s.port(), get(i % 2 ? "/echo" : "/slow"), 20000);
       if (status_of_response(r) == 200) ++ok;
     });
+  // The 100 /slow requests are all in flight at once before any is answered.
+  wait_until([&] { return s.gate->held() == 100; }, "100 requests held",
+             std::chrono::seconds(20));
+  s.gate->release();
   for (auto& t : clients) t.join();
   CHECK(ok == 200);
 }

@@ -27,6 +27,7 @@
 #include "support/server_process.hpp"
 
 using namespace mold::test;
+using namespace std::chrono_literals;
 namespace fs = std::filesystem;
 
 namespace {
@@ -131,7 +132,7 @@ class Nginx {
         FAIL("nginx exited: " << read_file(log)
                               << read_file(prefix + "/error.log"));
       }
-      std::this_thread::sleep_for(std::chrono::milliseconds(20));
+      std::this_thread::sleep_for(20ms);  // poll /health, 500 tries
     }
     FAIL("nginx did not answer /health: " << read_file(prefix + "/error.log"));
   }
@@ -140,7 +141,7 @@ class Nginx {
       kill(pid_, SIGQUIT);
       int status = 0;
       for (int i = 0; i < 200 && waitpid(pid_, &status, WNOHANG) == 0; ++i)
-        std::this_thread::sleep_for(std::chrono::milliseconds(10));
+        std::this_thread::sleep_for(10ms);  // poll the exit, then SIGKILL
       kill(pid_, SIGKILL);
       waitpid(pid_, &status, 0);
     }

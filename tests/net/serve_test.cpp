@@ -3,6 +3,8 @@
 // admission by memory, the bounded queue, 200 clients at once, hostile
 // bodies, unloading and a graceful stop.
 
+#include <signal.h>
+
 #include <atomic>
 #include <catch2/catch.hpp>
 #include <filesystem>
@@ -18,6 +20,7 @@
 #include "support/paths.hpp"
 #include "support/process.hpp"
 #include "support/server_process.hpp"
+#include "support/wait.hpp"
 
 // Under AddressSanitizer freed memory is quarantined and the allocator's own
 // bookkeeping grows: the resident set is not the program's to judge there.
@@ -340,17 +343,49 @@ TEST_CASE("mold serve: a request that cannot fit is refused before it runs",
 }
 
 /// Waits until the server runs a job (GET /api/status says busy).
-void wait_busy(HttpClient& client) {
-  for (int i = 0; i < 500; ++i) {
-    if (Json::parse(client.request("GET", "/api/status").body)["busy"] == true)
-      return;
-    std::this_thread::sleep_for(std::chrono::milliseconds(10));
-  }
-  FAIL("the server never got busy");
+bool wait_busy(HttpClient& client) {
+  return wait_until(
+      [&] {
+        return json_of(client.request("GET", "/api/status"))["busy"] == true;
+      },
+      "the server to run a job");
 }
 
+/// Waits until the server has no job running or waiting (GET /api/status).
+bool wait_idle(HttpClient& client) {
+  return wait_until(
+      [&] {
+        const Json status = json_of(client.request("GET", "/api/status"));
+        return status["busy"] == false && status["queue"]["depth"] == 0;
+      },
+      "the server to go idle");
+}
+
+/// Waits until `depth` jobs wait in the server's queue (GET /api/status).
+bool wait_queued(HttpClient& client, int depth) {
+  return wait_until(
+      [&] {
+        return json_of(client.request(
+                   "GET", "/api/status"))["queue"]["depth"] == depth;
+      },
+      "a job in the queue");
+}
+
+/// The gate faulty-slow's denoise steps wait on (tests/plugins/faulty): a file
+/// in a folder of the test's own, named to the server by MOLD_TEST_GATE. Opened
+/// when the test lets the jobs go, or when it ends (so a failed test stops).
+struct SlowGate {
+  TempDir dir;
+  std::string file() const { return dir.path() + "/open"; }
+  std::map<std::string, std::string> env() const {
+    return {{"MOLD_TEST_GATE", file()}};
+  }
+  void open() const { std::ofstream(file()).put('\n'); }
+  ~SlowGate() { open(); }
+};
+
 std::string slow(int seed, int steps = 2) {
-  // faulty-slow: each denoise step sleeps 500 ms (tests/plugins/faulty).
+  // faulty-slow: each denoise step waits for the test's SlowGate.
   return Json{{"model", "faulty-slow"},
               {"prompt", "x"},
               {"steps", steps},
@@ -360,8 +395,9 @@ std::string slow(int seed, int steps = 2) {
 
 TEST_CASE("mold serve: a full queue answers 503 with Retry-After",
           "[net][serve][queue]") {
+  const SlowGate gate;
   ServerProcess server(
-      {"--tiny", "--queue", "1", "--plugin-dir", kFaultyPluginDir});
+      {"--tiny", "--queue", "1", "--plugin-dir", kFaultyPluginDir}, gate.env());
   HttpClient client = client_for(server);
   int first = 0;
   std::thread running([&] {
@@ -375,17 +411,14 @@ TEST_CASE("mold serve: a full queue answers 503 with Retry-After",
     HttpClient c = client_for(server);
     waiting = stream(c, slow(2));
   });
-  for (int i = 0; i < 500; ++i) {
-    if (json_of(client.request("GET", "/api/status"))["queue"]["depth"] == 1)
-      break;
-    std::this_thread::sleep_for(std::chrono::milliseconds(10));
-  }
+  wait_queued(client, 1);
   const auto full = client.request("POST", "/api/generate", slow(3));
   CHECK(full.status == 503);
   CHECK(json_of(full)["code"] == "QUEUE_FULL");
   CHECK(std::stoi(full.header("Retry-After")) >= 1);
   CHECK_THAT(json_of(full)["error"].get<std::string>(),
              Catch::Contains("--queue 1"));
+  gate.open();
   running.join();
   queued.join();
   CHECK(first == 200);
@@ -401,18 +434,31 @@ TEST_CASE("mold serve: a full queue answers 503 with Retry-After",
 
 TEST_CASE("mold serve: a long phase keeps its stream alive with heartbeats",
           "[net][serve][stream]") {
+  // The denoise waits for the gate, opened once a heartbeat came: the first is
+  // due after 1 s of silence (--heartbeat 1), so this test takes that second.
+  // The client hands each piece over as it arrives and each restarts its read
+  // timeout: one that waited for 64 KiB (or the end) would time out at 5 s.
+  const SlowGate gate;
   ServerProcess server(
-      {"--tiny", "--heartbeat", "1", "--plugin-dir", kFaultyPluginDir});
-  const std::string body = slow(1, 6);  // 3 s of denoise
-  const std::string raw = raw_exchange(
-      server.port(),
-      "POST /api/generate/stream HTTP/1.1\r\nHost: t\r\nContent-Type: "
-      "application/json\r\nConnection: close\r\nContent-Length: " +
-          std::to_string(body.size()) + "\r\n\r\n" + body,
-      30000);
-  CHECK_THAT(raw, Catch::Contains("Transfer-Encoding: chunked"));
-  CHECK_THAT(raw, Catch::Contains(": keep-alive\n\n"));
-  CHECK_THAT(raw, Catch::Contains("event: complete"));
+      {"--tiny", "--heartbeat", "1", "--plugin-dir", kFaultyPluginDir},
+      gate.env());
+  mold::net::ClientOptions options;
+  options.read_timeout = std::chrono::seconds(5);
+  HttpClient client(mold::net::parse_server_address(server.host(), "test"),
+                    options);
+  std::string encoding, text;
+  client.stream(
+      "POST", "/api/generate/stream", slow(1), "application/json",
+      [&](const ClientResponse& head) {
+        encoding = head.header("Transfer-Encoding");
+      },
+      [&](std::string_view data) {
+        text.append(data);
+        if (text.find(": keep-alive\n\n") != std::string::npos) gate.open();
+      });
+  CHECK(encoding == "chunked");
+  CHECK_THAT(text, Catch::Contains(": keep-alive\n\n"));
+  CHECK_THAT(text, Catch::Contains("event: complete"));
 }
 
 TEST_CASE("mold serve: 200 requests at once, every one answered, memory back",
@@ -422,7 +468,7 @@ TEST_CASE("mold serve: 200 requests at once, every one answered, memory back",
   // Warm up: the model loads once and stays resident; measure after it.
   for (int i = 0; i < 3; ++i)
     REQUIRE(warm.request("POST", "/api/generate", fox(i)).status == 200);
-  std::this_thread::sleep_for(std::chrono::milliseconds(200));
+  wait_idle(warm);
   const long long baseline = server.rss();
   REQUIRE(baseline > 0);
   std::atomic<int> answered{0}, images{0}, full{0};
@@ -455,7 +501,7 @@ TEST_CASE("mold serve: 200 requests at once, every one answered, memory back",
   CHECK(full > 0);
   CHECK(server.alive());
   REQUIRE(warm.request("GET", "/health").status == 200);
-  std::this_thread::sleep_for(std::chrono::milliseconds(300));
+  wait_idle(warm);
   const long long after = server.rss();
   INFO("baseline " << baseline << " after " << after);
 #if !defined(MOLD_TEST_SANITIZED)
@@ -553,7 +599,9 @@ TEST_CASE(
     "mold serve: SIGTERM finishes the running and queued images, "
     "then exits 0",
     "[net][serve]") {
-  ServerProcess server({"--tiny", "--quiet", "--plugin-dir", kFaultyPluginDir});
+  const SlowGate gate;
+  ServerProcess server({"--tiny", "--quiet", "--plugin-dir", kFaultyPluginDir},
+                       gate.env());
   HttpClient client = client_for(server);
   int first = 0, second = 0;
   std::thread a([&] {
@@ -565,7 +613,15 @@ TEST_CASE(
     HttpClient c = client_for(server);
     second = c.request("POST", "/api/generate", slow(2)).status;
   });
-  std::this_thread::sleep_for(std::chrono::milliseconds(200));
+  wait_queued(client, 1);
+  // SIGTERM while one job runs and one waits; both go on once the gate opens.
+  kill(server.pid(), SIGTERM);
+  wait_until(
+      [&] {
+        return server.log().find("finishing queued work") != std::string::npos;
+      },
+      "the server to start draining");
+  gate.open();
   CHECK(server.stop(120) == 0);
   a.join();
   b.join();

@@ -3,7 +3,8 @@
 # mold::core component) are compiled with the SDK include dir only and must reach no
 # libtorch header (checked in the compiler's dependency list, since a system may keep
 # libtorch's headers in /usr/include); headers of the torch areas (mold::torch) get
-# libtorch's include dirs.
+# libtorch's include dirs. The headers are compiled in parallel (one job per core),
+# through ccache when it is installed (relative to WORK_DIR, so a clone elsewhere hits).
 #   check_headers.sh BUILD_DIR WORK_DIR CXX "CORE_AREAS" "TORCH_AREAS" TORCH_INCLUDE_DIR...
 set -euo pipefail
 build_dir=$1 work=$2 cxx=$3 core_areas=$4 torch_areas=$5
@@ -16,34 +17,49 @@ mkdir -p "$work"
 cmake --install "$build_dir" --prefix "$work/prefix" >"$work/install.log"
 include="$work/prefix/include"
 
-fail=0 count=0
-check() {  # AREA HEADER torch|core
+compile=("$cxx")
+if command -v ccache >/dev/null; then
+  compile=(ccache "$cxx")
+  export CCACHE_BASEDIR=$work CCACHE_NOHASHDIR=1
+fi
+
+# check HEADER torch|core: writes "ok" or what failed to TU.result.
+check() {
   local header=$1 kind=$2 name tu deps
   name=${header#"$include/"}
   tu="$work/$(echo "$name" | tr '/.' '__').cpp"
+  exec >"$tu.result"
   printf '#include <%s>\n#include <%s>\n' "$name" "$name" >"$tu"  # twice: include guards
   if [ "$kind" = core ]; then
     if ! deps=$("$cxx" -std=c++17 -Wall -Wextra -Wpedantic -Werror -I"$include" -M "$tu" 2>"$tu.err"); then
-      echo "FAIL $name: does not compile alone with the SDK include dir:"; cat "$tu.err"; fail=1; return
+      echo "FAIL $name: does not compile alone with the SDK include dir:"; cat "$tu.err"; return
     fi
     if grep -Eq '/(ATen|c10|torch)/' <<<"$deps"; then
       echo "FAIL $name: a torch-free header reaches libtorch:"
-      grep -Eo '[^ ]*/(ATen|c10|torch)/[^ ]*' <<<"$deps" | head -3; fail=1; return
+      grep -Eo '[^ ]*/(ATen|c10|torch)/[^ ]*' <<<"$deps" | head -3; return
     fi
-    "$cxx" -std=c++17 -Wall -Wextra -Wpedantic -Werror -I"$include" -fsyntax-only "$tu" 2>"$tu.err" ||
-      { echo "FAIL $name:"; cat "$tu.err"; fail=1; return; }
+    "${compile[@]}" -std=c++17 -Wall -Wextra -Wpedantic -Werror -I"$include" -c "$tu" \
+      -o "$tu.o" 2>"$tu.err" || { echo "FAIL $name:"; cat "$tu.err"; return; }
   else
-    "$cxx" -std=c++17 -I"$include" "${torch_flags[@]}" -fsyntax-only "$tu" 2>"$tu.err" ||
-      { echo "FAIL $name: does not compile alone with libtorch's include dirs:"; cat "$tu.err"; fail=1; return; }
+    "${compile[@]}" -std=c++17 -I"$include" "${torch_flags[@]}" -c "$tu" -o "$tu.o" 2>"$tu.err" ||
+      { echo "FAIL $name: does not compile alone with libtorch's include dirs:"; cat "$tu.err"; return; }
   fi
-  count=$((count + 1))
+  echo ok
 }
 
-for area in $core_areas; do
-  for h in "$include/mold/$area"/*.hpp; do check "$h" core; done
+jobs_max=$(nproc)
+for area in $core_areas $torch_areas; do
+  kind=torch
+  case " $core_areas " in *" $area "*) kind=core ;; esac
+  for h in "$include/mold/$area"/*.hpp; do
+    check "$h" "$kind" &
+    while [ "$(jobs -rp | wc -l)" -ge "$jobs_max" ]; do wait -n || true; done
+  done
 done
-for area in $torch_areas; do
-  for h in "$include/mold/$area"/*.hpp; do check "$h" torch; done
+wait
+fail=0 count=0
+for result in "$work"/*.result; do
+  if [ "$(cat "$result")" = ok ]; then count=$((count + 1)); else cat "$result"; fail=1; fi
 done
 # Nothing installed outside the areas.
 stray=$(find "$include/mold" -maxdepth 1 -type f | head -3)

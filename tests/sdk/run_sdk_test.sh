@@ -7,6 +7,11 @@ build_dir=$1 sdk_dir=$2 work=$3 guide=$4
 
 rm -rf "$work"
 mkdir -p "$work"
+# The plugins below are built through ccache when it is installed (paths relative to
+# the work folder, so a clone elsewhere hits).
+if command -v ccache >/dev/null; then
+  export CMAKE_CXX_COMPILER_LAUNCHER=ccache CCACHE_BASEDIR=$work CCACHE_NOHASHDIR=1
+fi
 cmake --install "$build_dir" --prefix "$work/prefix" >"$work/install.log"
 cmake -S "$sdk_dir" -B "$work/build" -G Ninja -DCMAKE_PREFIX_PATH="$work/prefix" \
   -DCMAKE_BUILD_TYPE=Release >"$work/configure.log"

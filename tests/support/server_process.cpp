@@ -18,6 +18,8 @@
 
 namespace mold::test {
 
+using namespace std::chrono_literals;
+
 namespace {
 
 std::string slurp(const std::string& path) {
@@ -72,7 +74,7 @@ ServerProcess::ServerProcess(std::vector<std::string> args,
       pid_ = -1;
       throw std::runtime_error("mold serve exited: " + log());
     }
-    std::this_thread::sleep_for(std::chrono::milliseconds(20));
+    std::this_thread::sleep_for(20ms);  // poll the port file; 60 s deadline
   }
   stop(1);
   throw std::runtime_error("mold serve did not listen within 60 s: " + log());
@@ -112,7 +114,7 @@ int ServerProcess::stop(int seconds) {
       waitpid(pid_, &status, 0);
       break;
     }
-    std::this_thread::sleep_for(std::chrono::milliseconds(10));
+    std::this_thread::sleep_for(10ms);  // poll the exit; deadline above
   }
   pid_ = -1;
   exit_code_ = WIFEXITED(status)     ? WEXITSTATUS(status)

@@ -10,8 +10,11 @@
 //                       the device
 //   faulty-host-leak    every image keeps 8 MiB of host memory outside the
 //                       tensor allocator (malloc'd and touched)
-//   faulty-slow         no fault; each denoise step sleeps 500 ms (a job that
-//                       lasts, for the server's queue and heartbeat tests)
+//   faulty-slow         no fault; each denoise step waits until the file named
+//                       by MOLD_TEST_GATE exists (a job that lasts until the
+//                       test lets it go, for the server's queue, drain and
+//                       heartbeat tests; at most 60 s, so a failed test cannot
+//                       hang the server; no wait when the variable is unset)
 //   faulty-batch-leak   the denoise keeps 3 MiB every image, beyond its
 //                       estimate: under a 12 MiB cpu limit image 1 fits and
 //                       image 2 runs out in its denoise (incident 1's batch)
@@ -27,6 +30,7 @@
 #include <chrono>
 #include <cstdlib>
 #include <cstring>
+#include <filesystem>
 #include <memory>
 #include <mold/catalog/model_family.hpp>
 #include <mold/device/cpu_backend.hpp>
@@ -38,6 +42,18 @@
 #include <vector>
 
 namespace {
+
+/// faulty-slow's step: returns once the test opens the gate (creates the file
+/// MOLD_TEST_GATE names), or after 60 s.
+void wait_for_gate() {
+  const char* gate = std::getenv("MOLD_TEST_GATE");
+  if (!gate || !*gate) return;
+  const auto deadline =
+      std::chrono::steady_clock::now() + std::chrono::seconds(60);
+  while (!std::filesystem::exists(gate) &&
+         std::chrono::steady_clock::now() < deadline)
+    std::this_thread::sleep_for(std::chrono::milliseconds(2));  // poll the gate
+}
 
 constexpr mold::Bytes kLeakBytes = 64 * mold::kKiB;
 constexpr mold::Bytes kParkHeldBytes = 512 * mold::kKiB;
@@ -159,7 +175,7 @@ class FaultyPipeline final : public mold::Pipeline {
       for (int step = 1; step <= r.steps; ++step) {
         const at::Tensor scratch = bytes_tensor(512 * mold::kKiB);
         latents = latents + scratch.mean();
-        if (slow_) std::this_thread::sleep_for(std::chrono::milliseconds(500));
+        if (slow_) wait_for_gate();
         scope.step(step, r.steps);
       }
       plant("denoise");

@@ -81,6 +81,8 @@ class HttpServer {
   void stop();
   /// Open connections now.
   std::size_t connections() const;
+  /// Request body bytes reserved now (ServerOptions::max_bodies_in_flight).
+  std::size_t bodies_in_flight() const;
 
   struct State;  ///< the implementation's (public only for its connections)
 
