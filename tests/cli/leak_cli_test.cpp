@@ -13,7 +13,9 @@
 
 #include "support/paths.hpp"
 #include "support/process.hpp"
+#include "support/sanitizer.hpp"
 
+using mold::test::kResidentPerTouchedByte;
 using mold::test::TempDir;
 
 namespace {
@@ -105,7 +107,7 @@ TEST_CASE("a leak in host memory only is a host leak", "[cli][leak]") {
   CHECK(j["leak"]["series"]["allocated"]["grows"] == false);
   const double slope = j["leak"]["series"]["host_rss"]["slope"];
   CHECK(slope >= 0.9 * 8192 * kKiB);
-  CHECK(slope <= 1.1 * 8192 * kKiB);
+  CHECK(slope <= 1.1 * kResidentPerTouchedByte * 8192 * kKiB);
 }
 
 TEST_CASE("allocator warm-up and caching are not leaks", "[cli][leak]") {

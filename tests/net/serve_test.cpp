@@ -19,18 +19,13 @@
 #include "support/mutations.hpp"
 #include "support/paths.hpp"
 #include "support/process.hpp"
+#include "support/sanitizer.hpp"
 #include "support/server_process.hpp"
 #include "support/wait.hpp"
 
-// Under AddressSanitizer freed memory is quarantined and the allocator's own
-// bookkeeping grows: the resident set is not the program's to judge there.
-#if defined(__SANITIZE_ADDRESS__)
-#  define MOLD_TEST_SANITIZED 1
-#elif defined(__has_feature)
-#  if __has_feature(address_sanitizer)
-#    define MOLD_TEST_SANITIZED 1
-#  endif
-#endif
+// Under AddressSanitizer (MOLD_TEST_SANITIZED) freed memory is quarantined and
+// the allocator's own bookkeeping grows: the resident set is not the program's
+// to judge.
 
 using namespace mold::test;
 using mold::net::ClientResponse;
