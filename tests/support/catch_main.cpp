@@ -1,25 +1,18 @@
-// Catch's main for every test tier, with two additions to Catch2 v2's command
-// line:
+// Catch's main for every test tier, with two additions to Catch2 v2 (Debian
+// 12 ships v2; v3 has the flags).
 //
-//   --shard-count N --shard-index I   run the I-th (0-based) of N disjoint
-//   parts of the
-//                                     selected test cases: sorted by name and
-//                                     dealt out round-robin, so that one tier's
-//                                     random-order run splits into CTest
-//                                     entries of a few minutes each (Catch2 v3
-//                                     has these flags; Debian 12 ships v2).
-//   MOLD_TEST_LEDGER=FILE             append one line per run, "TIER SHARD
-//   CASES FAILED",
-//                                     so that CI can print how many test cases
-//                                     ran under each configuration (.ci/run).
+// --shard-count N --shard-index I: run the I-th (0-based) of N disjoint parts
+// of the selected test cases, sorted by name and dealt out round-robin, so
+// that a tier's random-order run splits into CTest entries of a few minutes.
 //
-// No precompiled header here: CATCH_CONFIG_RUNNER compiles Catch's
-// implementation.
+// MOLD_TEST_LEDGER=FILE: append "BINARY SHARD/COUNT CASES FAILED" per run, so
+// that .ci/run can check and print how many cases each tier ran.
+//
+// No precompiled header here: CATCH_CONFIG_RUNNER compiles Catch itself.
 #define CATCH_CONFIG_RUNNER
 #include <algorithm>
 #include <catch2/catch.hpp>
 #include <cerrno>
-#include <cstdio>
 #include <cstdlib>
 #include <fstream>
 #include <iostream>
