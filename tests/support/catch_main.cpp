@@ -56,6 +56,15 @@ std::string tier_of(const char* argv0) {
   return name;
 }
 
+// Whether the run only lists (names, tests, tags or reporters) and runs no test
+// case: CTest's discovery (catch_discover_tests) runs each binary with
+// --list-test-names-only and --list-reporters while it builds, which must not
+// count as a run.
+bool lists_only(const Catch::Config& config) {
+  return config.listTestNamesOnly() || config.listTests() ||
+         config.listTags() || config.listReporters();
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -125,8 +134,7 @@ int main(int argc, char** argv) {
 
   const int failed = session.run();
   if (const char* ledger = std::getenv("MOLD_TEST_LEDGER");
-      ledger && *ledger && !session.config().listTestNamesOnly() &&
-      !session.config().listTests()) {
+      ledger && *ledger && !lists_only(session.config())) {
     std::ofstream out(ledger, std::ios::app);
     out << tier_of(argv[0]) << ' ' << shard_index << '/' << shard_count << ' '
         << selected << ' ' << failed << '\n';
