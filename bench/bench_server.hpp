@@ -23,6 +23,8 @@
 #include <thread>
 #include <vector>
 
+#include "bench_paths.hpp"
+
 extern char** environ;
 
 namespace mold_bench {
@@ -33,9 +35,9 @@ class BenchServer {
     char dir_template[] = "/tmp/mold-bench-XXXXXX";
     dir_ = mkdtemp(dir_template);
     const std::string port_file = dir_ + "/port";
-    std::vector<std::string> argv_s = {MOLD_BENCH_MOLD, "serve", "--quiet",
-                                       "--port",        "0",     "--port-file",
-                                       port_file};
+    std::vector<std::string> argv_s = {
+        mold_bench::kMold, "serve",  "--quiet", "--port", "0",
+        "--port-file",     port_file};
     argv_s.insert(argv_s.end(), args.begin(), args.end());
     std::vector<char*> argv;
     for (auto& a : argv_s) argv.push_back(a.data());
@@ -45,7 +47,7 @@ class BenchServer {
     const std::string log = dir_ + "/stderr";
     posix_spawn_file_actions_addopen(&actions, 2, log.c_str(),
                                      O_WRONLY | O_CREAT | O_TRUNC, 0644);
-    if (posix_spawn(&pid_, MOLD_BENCH_MOLD, &actions, nullptr, argv.data(),
+    if (posix_spawn(&pid_, mold_bench::kMold, &actions, nullptr, argv.data(),
                     environ) != 0)
       throw std::runtime_error("cannot start mold serve");
     posix_spawn_file_actions_destroy(&actions);

@@ -17,6 +17,8 @@
 #include <string>
 #include <vector>
 
+#include "bench_paths.hpp"
+
 namespace {
 
 struct Rate {
@@ -40,9 +42,10 @@ Rate measure(const mold::Registry& registry,
 
 int main(int argc, char** argv) {
   const std::size_t count = argc > 1 ? std::stoul(argv[1]) : 100000;
-  std::ifstream in(MOLD_BENCH_TABLE);
+  std::ifstream in(mold_bench::kOomTexts);
   if (!in) {
-    std::cerr << "classify_bench: cannot read " << MOLD_BENCH_TABLE << "\n";
+    std::cerr << "classify_bench: cannot read " << mold_bench::kOomTexts
+              << "\n";
     return 1;
   }
   const auto table = nlohmann::json::parse(in);

@@ -23,6 +23,7 @@
 #include <mold/runtime/runner.hpp>
 #include <vector>
 
+#include "bench_paths.hpp"
 #include "tiny_zimage.hpp"
 
 namespace {
@@ -41,7 +42,7 @@ int main(int argc, char** argv) {
 
   std::unique_ptr<mold_bench::TinyZImage> model;
   try {
-    model = std::make_unique<mold_bench::TinyZImage>(MOLD_BENCH_PLUGIN_DIR);
+    model = std::make_unique<mold_bench::TinyZImage>(mold_bench::kPluginDir);
   } catch (const std::exception& e) {
     fmt::print(stderr, "profiler_overhead_bench: {}\n", e.what());
     return 1;

@@ -27,6 +27,8 @@
 #include <string>
 #include <vector>
 
+#include "bench_paths.hpp"
+
 namespace {
 
 double median(std::vector<double> v) {
@@ -41,10 +43,11 @@ int main(int argc, char** argv) {
   const int image_tokens = argc > 2 ? std::max(4, std::atoi(argv[2])) : 1024;
   const int text_tokens = argc > 3 ? std::max(1, std::atoi(argv[3])) : 64;
   mold::Registry registry;
-  mold::PluginLoader(registry).load_directory(MOLD_BENCH_PLUGIN_DIR);
+  mold::PluginLoader(registry).load_directory(mold_bench::kPluginDir);
   const mold::ModelFamily* family = registry.family("qwen_image");
   if (!family || !family->make_transformer) {
-    std::fprintf(stderr, "no qwen_image plugin in %s\n", MOLD_BENCH_PLUGIN_DIR);
+    std::fprintf(stderr, "no qwen_image plugin in %s\n",
+                 mold_bench::kPluginDir);
     return 1;
   }
   const std::string config = "quantized_step_bench_config.json";

@@ -20,6 +20,7 @@
 #include <mold/runtime/runner.hpp>
 #include <nlohmann/json.hpp>
 
+#include "bench_paths.hpp"
 #include "bench_server.hpp"
 #include "tiny_zimage.hpp"
 
@@ -45,7 +46,7 @@ int main(int argc, char** argv) {
 
   std::unique_ptr<mold_bench::TinyZImage> model;
   try {
-    model = std::make_unique<mold_bench::TinyZImage>(MOLD_BENCH_PLUGIN_DIR);
+    model = std::make_unique<mold_bench::TinyZImage>(mold_bench::kPluginDir);
   } catch (const std::exception& e) {
     fmt::print(stderr, "serve_overhead_bench: {}\n", e.what());
     return 1;

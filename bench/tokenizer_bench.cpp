@@ -21,6 +21,8 @@
 #include <string>
 #include <vector>
 
+#include "bench_paths.hpp"
+
 namespace {
 
 constexpr double kTargetMBps = 5.0;
@@ -165,7 +167,7 @@ int main(int argc, char** argv) {
     scratch = std::filesystem::temp_directory_path() /
               fmt::format("mold-tokenizer-bench-{}", ::getpid());
     std::filesystem::create_directories(scratch);
-    const std::string data = MOLD_BENCH_TOKENIZER_DIR;
+    const std::string data = mold_bench::kTokenizerDir;
     const std::string command = fmt::format(
         "xz -dc '{0}/tokenizer.json.xz' > '{1}/tokenizer.json' && cp "
         "'{0}/tokenizer_config.json' '{1}/'",

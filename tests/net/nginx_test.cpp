@@ -63,7 +63,7 @@ std::string replace_all(std::string text, const std::string& from,
 /// The nginx configuration block of docs/deployment.md.
 std::string documented_config() {
   const std::string doc =
-      read_file(fs::path(MOLD_TEST_DOCS_DIR) / "deployment.md");
+      read_file(fs::path(mold::test::kDocsDir) / "deployment.md");
   const std::string marker = "```nginx\n# mold-test: nginx.conf\n";
   const auto start = doc.find(marker);
   REQUIRE(start != std::string::npos);

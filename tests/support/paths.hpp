@@ -1,17 +1,16 @@
 #pragma once
-// Where the build put what the tests need (set by tests/CMakeLists.txt).
+// Where the build put what the tests need. Defined in the one generated source
+// tests/CMakeLists.txt writes (paths.cpp.in), not as -D flags: every other
+// test source then compiles the same in any clone, and ccache reuses it.
 
 namespace mold::test {
-inline constexpr const char* kMolddiag = MOLD_TEST_MOLDDIAG;
-inline constexpr const char* kPluginDir =
-    MOLD_TEST_PLUGIN_DIR;  // the real plugins
-inline constexpr const char* kBadPluginRoot =
-    MOLD_TEST_BAD_PLUGIN_ROOT;  // one dir per case
-inline constexpr const char* kHostilePluginRoot =
-    MOLD_TEST_HOSTILE_PLUGIN_ROOT;  // one dir per case
-inline constexpr const char* kFaultyPluginDir =
-    MOLD_TEST_FAULTY_PLUGIN_DIR;  // the planted-fault family
-inline constexpr const char* kLeakyProcess =
-    MOLD_TEST_LEAKY_PROCESS;  // a stand-in server (black-box driver)
-inline constexpr const char* kDataDir = MOLD_TEST_DATA_DIR;
+extern const char* const kMolddiag;           // the molddiag binary
+extern const char* const kMold;               // the mold binary
+extern const char* const kPluginDir;          // the real plugins
+extern const char* const kBadPluginRoot;      // one dir per case
+extern const char* const kHostilePluginRoot;  // one dir per case
+extern const char* const kFaultyPluginDir;    // the planted-fault family
+extern const char* const kLeakyProcess;  // a stand-in server (black-box driver)
+extern const char* const kDataDir;       // tests/data in the source tree
+extern const char* const kDocsDir;       // docs/ in the source tree
 }  // namespace mold::test

@@ -12,6 +12,8 @@
 #include <sstream>
 #include <stdexcept>
 
+#include "support/paths.hpp"
+
 extern char** environ;
 
 namespace mold::test {
@@ -139,7 +141,7 @@ ProcessResult run_molddiag(
   static TempDir home;
   auto env = isolated_env(home);
   for (const auto& [key, value] : extra_env) env[key] = value;
-  return run_process(MOLD_TEST_MOLDDIAG, args, env);
+  return run_process(kMolddiag, args, env);
 }
 
 ProcessResult run_mold(const std::vector<std::string>& args,
@@ -147,7 +149,7 @@ ProcessResult run_mold(const std::vector<std::string>& args,
   static TempDir home;
   auto env = isolated_env(home);
   for (const auto& [key, value] : extra_env) env[key] = value;
-  return run_process(MOLD_TEST_MOLD, args, env);
+  return run_process(kMold, args, env);
 }
 
 }  // namespace mold::test

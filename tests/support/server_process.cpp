@@ -16,6 +16,8 @@
 #include <stdexcept>
 #include <thread>
 
+#include "support/paths.hpp"
+
 namespace mold::test {
 
 using namespace std::chrono_literals;
@@ -36,7 +38,7 @@ ServerProcess::ServerProcess(std::vector<std::string> args,
   auto full_env = isolated_env(dir_);
   for (const auto& [k, v] : env) full_env[k] = v;
   const std::string port_file = dir_.path() + "/port";
-  std::vector<std::string> argv_strings = {MOLD_TEST_MOLD, "serve"};
+  std::vector<std::string> argv_strings = {kMold, "serve"};
   argv_strings.insert(argv_strings.end(), args.begin(), args.end());
   argv_strings.insert(argv_strings.end(),
                       {"--port", "0", "--port-file", port_file});
@@ -57,8 +59,8 @@ ServerProcess::ServerProcess(std::vector<std::string> args,
                                    O_WRONLY | O_CREAT | O_TRUNC, 0644);
   posix_spawn_file_actions_addopen(&actions, 2, err.c_str(),
                                    O_WRONLY | O_CREAT | O_TRUNC, 0644);
-  const int rc = posix_spawn(&pid_, MOLD_TEST_MOLD, &actions, nullptr,
-                             argv.data(), envp.data());
+  const int rc =
+      posix_spawn(&pid_, kMold, &actions, nullptr, argv.data(), envp.data());
   posix_spawn_file_actions_destroy(&actions);
   if (rc != 0) throw std::runtime_error("cannot start mold serve");
   const auto deadline =
