@@ -8,4 +8,5 @@ extern const char* const kMold;          // the mold binary
 extern const char* const kPluginDir;     // the real plugins
 extern const char* const kOomTexts;      // tests/data/oom_texts.json
 extern const char* const kTokenizerDir;  // tests/data/tokenizer/qwen3
+extern const char* const kTestDataDir;   // tests/data
 }  // namespace mold_bench

@@ -6,6 +6,10 @@ set -euo pipefail
 packages=(
   build-essential cmake ninja-build ccache pkg-config
   libtorch-dev
+  # A fast BLAS: libtorch's float32 matrix products call libblas.so.3, which on a fresh
+  # Debian 12 is the reference BLAS (netlib), about 50x slower (docs/benchmarks.md).
+  # Installing OpenBLAS makes it libblas.so.3 (update-alternatives, priority 100).
+  libopenblas0-pthread
   libboost-dev libboost-program-options-dev libboost-filesystem-dev
   libfmt-dev libtomlplusplus-dev nlohmann-json3-dev catch2
   libpcre2-dev libicu-dev xz-utils

@@ -28,7 +28,7 @@ std::string bad_dir(const std::string& name) {
 /// molddiag's commands, in the order of its command table.
 const std::vector<std::string> kCommands = {
     "plugins",       "estimate", "classify", "vae",    "tiling", "calibrate",
-    "run-component", "tokenize", "leak",     "parity", "report"};
+    "run-component", "tokenize", "leak",     "parity", "report", "doctor"};
 
 /// The usage hint that follows a usage error of `command`.
 std::string help_hint(const std::string& command) {
@@ -255,6 +255,9 @@ TEST_CASE("molddiag <command> --help lists the command's own options",
       {"report",
        {"--input", "--threshold", "--max-warmup", "--tolerance", "--slack",
         "--json", "--html"}},
+      {"doctor",
+       {"--json", "--strict", "--no-gemm", "--gemm-rows", "--gemm-in",
+        "--gemm-out"}},
   };
   const std::vector<std::string> every_command = {"--plugin-dir", "--config",
                                                   "--cpu-memory-limit"};

@@ -1,8 +1,10 @@
 #include <sys/stat.h>
+#include <unistd.h>
 
 #include <catch2/catch.hpp>
 #include <fstream>
 #include <mold/tensor/safetensors.hpp>
+#include <mold/tensor/weight_set.hpp>
 
 #include "support/aten_for_tests.hpp"
 #include "support/process.hpp"
@@ -147,4 +149,77 @@ TEST_CASE(
   REQUIRE(::mkfifo(fifo.c_str(), 0600) == 0);
   CHECK_THROWS_WITH(SafetensorsFile::open(fifo),
                     Catch::Contains("is a FIFO, not a regular file"));
+}
+
+TEST_CASE("read_into reads a tensor from the file, converting piece by piece",
+          "[safetensors]") {
+  TempDir dir;
+  at::manual_seed(5);
+  const at::Tensor big = at::randn({37, 11}).to(at::kBFloat16);
+  const at::Tensor small = at::randn({3}).to(at::kHalf);
+  const auto path = dir.path() + "/w.safetensors";
+  save_safetensors(path, {{"big", big}, {"small", small}});
+  const auto file = SafetensorsFile::open(path);
+  // The stored dtype: straight into the destination.
+  at::Tensor same = at::empty({37, 11}, at::kBFloat16);
+  file.read_into("big", same);
+  CHECK(at::equal(same, big));
+  // Another dtype, through buffers of 1, 7 and 1000 elements (the last piece
+  // shorter than the others, and a buffer larger than the tensor).
+  for (const std::size_t chunk : {2, 14, 2000}) {
+    at::Tensor wide = at::empty({37, 11}, at::kFloat);
+    file.read_into("big", wide, chunk);
+    CHECK(at::equal(wide, big.to(at::kFloat)));
+  }
+  at::Tensor converted = at::empty({3}, at::kDouble);
+  file.read_into("small", converted);
+  CHECK(at::equal(converted, small.to(at::kDouble)));
+  // The wrong shape, and a destination that is not contiguous.
+  at::Tensor wrong = at::empty({11, 37}, at::kFloat);
+  CHECK_THROWS_WITH(file.read_into("big", wrong),
+                    Catch::Contains("has shape [37, 11], the model expects"));
+  at::Tensor strided = at::empty({11, 37}, at::kFloat).t();
+  CHECK_THROWS_WITH(file.read_into("big", strided),
+                    Catch::Contains("contiguous cpu tensor"));
+}
+
+TEST_CASE("read_into says the file shrank when it ends before a tensor",
+          "[safetensors]") {
+  TempDir dir;
+  const auto path = dir.path() + "/w.safetensors";
+  save_safetensors(path, {{"a", at::ones({64})}, {"b", at::ones({64})}});
+  const auto file = SafetensorsFile::open(path);
+  const std::size_t b_end = file.file_offset("b") + 64 * 4;
+  CHECK(file.file_offset("a") + 64 * 4 == file.file_offset("b"));
+  // Cut the file after it was opened: 100 bytes of b's 256 are gone.
+  REQUIRE(::truncate(path.c_str(), off_t(b_end - 100)) == 0);
+  at::Tensor a = at::empty({64});
+  file.read_into("a", a);
+  CHECK(at::equal(a, at::ones({64})));
+  at::Tensor b = at::empty({64});
+  CHECK_THROWS_AS(file.read_into("b", b), SafetensorsError);
+  CHECK_THROWS_WITH(
+      file.read_into("b", b),
+      Catch::Contains("w.safetensors: tensor 'b': the file ends 100 bytes "
+                      "early") &&
+          Catch::Contains("shrank after it was opened"));
+}
+
+TEST_CASE("a weight set orders tensors as their bytes lie, file by file",
+          "[safetensors]") {
+  TempDir dir;
+  // save_safetensors lays tensors out in the order given, here not the order
+  // of their names; two shards without an index.
+  save_safetensors(dir.path() + "/model-00001.safetensors",
+                   {{"z.first", at::ones({4})}, {"a.first", at::ones({4})}});
+  save_safetensors(dir.path() + "/model-00002.safetensors",
+                   {{"b.second", at::ones({2})}, {"m.second", at::ones({2})}});
+  const WeightSet weights = WeightSet::open(dir.path());
+  const auto& first = weights.file_of("a.first");
+  REQUIRE(first.file_offset("z.first") < first.file_offset("a.first"));
+  CHECK(weights.in_file_order({"m.second", "a.first", "b.second", "z.first"}) ==
+        std::vector<std::string>{"z.first", "a.first", "b.second", "m.second"});
+  at::Tensor into = at::zeros({2}, at::kDouble);
+  weights.read_into("m.second", into);
+  CHECK(at::equal(into, at::ones({2}, at::kDouble)));
 }

@@ -12,6 +12,7 @@ enum ExitCode : int {
       1,       ///< the command could not do what was asked (message on stderr)
   kUsage = 2,  ///< bad flags or values
   kPluginErrors = 3,  ///< `plugins --strict`: a plugin failed to load
+  kWarnings = 3,      ///< `doctor --strict`: it warned
   kLeak = 3,          ///< `leak`: memory grows from image to image
   kParityBroken = 4,  ///< `leak`, `parity`: an image needs more than the first
 };

@@ -41,6 +41,9 @@ int main(int argc, char** argv) {
        molddiag::parity_command},
       {"report", "analyse a saved JSON report again; write it as HTML",
        molddiag::report_command},
+      {"doctor",
+       "libtorch's threads, the BLAS it calls, and its matrix-product speed",
+       molddiag::doctor_command},
   };
   return mold::tools::run_command_table(
       molddiag::kProgram, commands, argc, argv,

@@ -5,6 +5,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <cstring>
 #include <fstream>
@@ -126,6 +127,30 @@ void write_file_atomically(const fs::path& path, std::string_view what,
     discard();
     throw Error(fmt::format("{} {}: cannot replace it: {}", what, path.string(),
                             std::strerror(error)));
+  }
+}
+
+void read_at(int fd, void* into, std::size_t count, std::int64_t offset) {
+  // Linux moves at most 0x7ffff000 bytes per call; smaller pieces also let a
+  // signal interrupt a long read without losing progress.
+  constexpr std::size_t kPiece = std::size_t(1) << 30;
+  auto* out = static_cast<char*>(into);
+  std::size_t done = 0;
+  while (done < count) {
+    const ssize_t got = ::pread(fd, out + done, std::min(kPiece, count - done),
+                                off_t(offset) + off_t(done));
+    if (got < 0) {
+      if (errno == EINTR) continue;
+      throw Error(fmt::format("cannot read {} bytes at offset {}: {}",
+                              count - done, offset + std::int64_t(done),
+                              std::strerror(errno)));
+    }
+    if (got == 0)
+      throw Error(fmt::format(
+          "the file ends {} bytes early, at offset {}: it shrank after it "
+          "was opened (a download or copy still running?)",
+          count - done, offset + std::int64_t(done)));
+    done += std::size_t(got);
   }
 }
 

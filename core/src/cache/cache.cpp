@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <chrono>
 #include <mutex>
 #include <optional>
 
@@ -16,6 +17,7 @@ struct Entry {
   std::uint64_t last_use = 0;
   double priority = 0;  // GreedyDual-Size H
   std::uint64_t loads = 0;
+  double load_seconds = 0;                // its last load's
   std::optional<Bytes> released_on_park;  // measured at its last park
 };
 
@@ -218,7 +220,11 @@ ModelCache::Lease ModelCache::acquire(const std::string& name,
                       fmt::format("'{}' and {} of working memory", name,
                                   format_bytes(working)));
     if (!resident) {
+      const auto started = std::chrono::steady_clock::now();
       entry->component->load(*state_->backend);
+      entry->load_seconds = std::chrono::duration<double>(
+                                std::chrono::steady_clock::now() - started)
+                                .count();
       ++entry->loads;
     }
   } catch (...) {
@@ -262,7 +268,7 @@ std::vector<CacheEntryState> ModelCache::entries() const {
   for (const auto& e : state_->entries)
     out.push_back({e.component->name(), e.component->device_bytes(),
                    e.component->residency(), e.locks, e.last_use, e.priority,
-                   e.loads, e.released_on_park});
+                   e.loads, e.load_seconds, e.released_on_park});
   return out;
 }
 

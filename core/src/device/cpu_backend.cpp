@@ -5,6 +5,7 @@
 #include <c10/core/Device.h>
 #include <c10/util/Exception.h>
 #include <fmt/format.h>
+#include <sys/mman.h>
 
 #include <atomic>
 #include <cstdlib>
@@ -26,6 +27,22 @@ namespace {
 constexpr std::size_t kAlignment = 64;
 constexpr std::size_t kHeader = kAlignment;
 constexpr Bytes kNoLimit = std::numeric_limits<Bytes>::max();
+/// Blocks from this size on are backed by transparent huge pages where the
+/// kernel offers them (madvise mode): a first touch then faults in 2 MiB at a
+/// time instead of 4 KiB, which is most of the cost of filling a fresh tensor
+/// (loading a 1 GiB checkpoint took 262144 faults).
+constexpr std::size_t kHugePageBlock = std::size_t(4) << 20;
+constexpr std::uintptr_t kHugePage = std::uintptr_t(2) << 20;
+
+/// Asks for huge pages over the whole 2 MiB pages inside [block, block + n).
+void advise_huge_pages(void* block, std::size_t n) {
+  if (n < kHugePageBlock) return;
+  const auto start = reinterpret_cast<std::uintptr_t>(block);
+  const std::uintptr_t first = (start + kHugePage - 1) / kHugePage * kHugePage;
+  const std::uintptr_t last = (start + n) / kHugePage * kHugePage;
+  if (last > first)
+    madvise(reinterpret_cast<void*>(first), last - first, MADV_HUGEPAGE);
+}
 
 struct Counters {
   std::atomic<Bytes> live{0};
@@ -113,6 +130,7 @@ class TrackingCpuAllocator final : public c10::Allocator {
       c.live.fetch_sub(n);
       throw_oom(n, host_total_memory(), live - n, false);
     }
+    advise_huge_pages(block, n + kHeader);
     const Bytes size = n;
     const std::uint32_t scope = c.scope.load(std::memory_order_relaxed);
     std::memcpy(block, &size, sizeof(size));

@@ -3,6 +3,7 @@
 #include <ATen/CPUGeneratorImpl.h>
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <cmath>
 
 #include "mold/base/error.hpp"
@@ -245,17 +246,27 @@ LoadReport Module::load(const WeightSet& weights, const c10::Device& device,
     throw SafetensorsError(fmt::format("{}: {}", origin, report.warning()));
 
   at::NoGradGuard no_grad;
+  // In the order the bytes lie on disk, each read straight into its tensor:
+  // sequential reads at the disk's speed, no page of the file kept resident.
+  std::vector<std::string> stored_names;
+  stored_names.reserve(params_.size());
+  for (const auto& [name, t] : params_)
+    stored_names.push_back(options.prefix + name);
   std::map<std::string, at::Tensor> loaded;
-  for (const auto& [name, t] : params_) {
-    const std::string stored = options.prefix + name;
-    const at::Tensor view = weights.view(stored);
-    // A copy always: on the cpu a same-dtype to() would alias the mapping.
-    // Off the host, the bytes travel as stored and are converted there.
-    at::Tensor value =
-        device.is_cpu()
-            ? view.to(device, dtype, /*non_blocking=*/false, /*copy=*/true)
-            : view.to(device).to(dtype);
-    weights.release_pages(stored);
+  for (const std::string& stored : weights.in_file_order(stored_names)) {
+    const std::string name = stored.substr(options.prefix.size());
+    const at::IntArrayRef shape = params_.at(name).sizes();
+    at::Tensor value;
+    if (device.is_cpu()) {
+      value = at::empty(shape, at::TensorOptions().dtype(dtype));
+      weights.read_into(stored, value);
+    } else {
+      // Off the host, the bytes travel as stored and are converted there.
+      at::Tensor host = at::empty(
+          shape, at::TensorOptions().dtype(weights.view(stored).scalar_type()));
+      weights.read_into(stored, host);
+      value = host.to(device).to(dtype);
+    }
     report.bytes += Bytes(value.nbytes());
     ++report.tensors;
     loaded[name] = std::move(value);
@@ -336,8 +347,17 @@ LoadReport Module::load_gguf(const GgufFile& file, const c10::Device& device,
   at::NoGradGuard no_grad;
   std::map<std::string, at::Tensor> loaded;
   std::map<std::string, QuantizedTensor> quantized;
-  for (const auto& [name, t] : params_) {
-    const GgufTensorInfo& info = *file.tensor(options.prefix + name);
+  // In the order the tensors lie in the file: sequential reads.
+  std::vector<std::pair<const GgufTensorInfo*, const std::string*>> order;
+  for (const auto& [name, t] : params_)
+    order.emplace_back(file.tensor(options.prefix + name), &name);
+  std::sort(order.begin(), order.end(), [](const auto& a, const auto& b) {
+    return a.first->offset < b.first->offset;
+  });
+  for (const auto& [info_pointer, name_pointer] : order) {
+    const GgufTensorInfo& info = *info_pointer;
+    const std::string& name = *name_pointer;
+    const at::Tensor& t = params_.at(name);
     const auto type = GgmlType(info.type);
     const bool plain = type == GgmlType::f32 || type == GgmlType::f16 ||
                        type == GgmlType::bf16;
@@ -352,10 +372,10 @@ LoadReport Module::load_gguf(const GgufFile& file, const c10::Device& device,
         const at::ScalarType stored = type == GgmlType::f32   ? at::kFloat
                                       : type == GgmlType::f16 ? at::kHalf
                                                               : at::kBFloat16;
-        const at::Tensor view =
-            at::from_blob(const_cast<std::uint8_t*>(file.data(info)), t.sizes(),
-                          at::TensorOptions().dtype(stored));
-        value = view.to(device, dtype, /*non_blocking=*/false, /*copy=*/true);
+        at::Tensor host =
+            at::empty(t.sizes(), at::TensorOptions().dtype(stored));
+        file.read(info, host.data_ptr());
+        value = host.to(device, dtype);
       } else {  // a quantized vector: small, dequantized once
         value = dequantize(load_quantized(file, info, at::Device(at::kCPU)),
                            at::kFloat)

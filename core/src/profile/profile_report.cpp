@@ -18,7 +18,8 @@ Json residency_json(const std::vector<CacheEntryState>& entries) {
     Json item = {{"component", e.name},
                  {"residency", std::string(to_string(e.residency))},
                  {"bytes", e.bytes},
-                 {"loads", e.loads}};
+                 {"loads", e.loads},
+                 {"load_seconds", e.load_seconds}};
     item["released_on_park"] =
         e.released_on_park ? Json(*e.released_on_park) : Json(nullptr);
     out.push_back(std::move(item));
@@ -180,6 +181,14 @@ std::vector<CacheEntryState> residency_from_json(const Json& list,
         residency_from(field<std::string>(item, "residency", where), where);
     e.bytes = field<Bytes>(item, "bytes", where);
     e.loads = field<std::uint64_t>(item, "loads", where);
+    // Reports written before mold measured load times have none.
+    const auto load = item.find("load_seconds");
+    if (load != item.end()) {
+      if (!load->is_number() || !(load->get<double>() >= 0))
+        throw ParseError(where +
+                         ": 'load_seconds' is not a number of seconds >= 0");
+      e.load_seconds = load->get<double>();
+    }
     const auto released = item.find("released_on_park");
     if (released != item.end() && !released->is_null())
       e.released_on_park = released->get<Bytes>();

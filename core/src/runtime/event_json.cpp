@@ -26,7 +26,8 @@ Json residency_json(const std::vector<CacheEntryState>& entries) {
     out.push_back({{"component", entry.name},
                    {"residency", std::string(to_string(entry.residency))},
                    {"bytes", entry.bytes},
-                   {"loads", entry.loads}});
+                   {"loads", entry.loads},
+                   {"load_seconds", entry.load_seconds}});
   return out;
 }
 
@@ -37,6 +38,7 @@ Json phase_event_object(const PhaseEvent& e) {
                 {"component", e.component},
                 {"status", std::string(to_string(e.stage))},
                 {"seconds", e.seconds},
+                {"load_seconds", e.load_seconds},
                 {"step", e.step},
                 {"steps", e.steps},
                 {"workload",
@@ -91,6 +93,18 @@ std::string string_field(const Json& object, const char* key,
   if (!value.is_string())
     bad(where.empty() ? key : where + "." + key, "should be a string");
   return value.get<std::string>();
+}
+
+/// An optional duration: a number >= 0; 0 when absent.
+double seconds_field(const Json& object, const char* key,
+                     const std::string& where) {
+  if (!object.is_object() || !object.contains(key)) return 0;
+  const Json& value = object[key];
+  const std::string name = where.empty() ? key : where + "." + key;
+  if (!value.is_number()) bad(name, "should be a number");
+  const double seconds = value.get<double>();
+  if (!(seconds >= 0)) bad(name, "should not be negative");
+  return seconds;
 }
 
 template <class Int>
@@ -164,10 +178,8 @@ PhaseEvent parse_phase_event_json(std::string_view text) {
   e.stage = stage_from(string_field(j, "status", ""));
   e.step = int_field<int>(j, "step", "", false);
   e.steps = int_field<int>(j, "steps", "", false);
-  if (j.contains("seconds")) {
-    if (!j["seconds"].is_number()) bad("seconds", "should be a number");
-    e.seconds = j["seconds"].get<double>();
-  }
+  e.seconds = seconds_field(j, "seconds", "");
+  e.load_seconds = seconds_field(j, "load_seconds", "");
   if (j.contains("workload")) {
     const Json& w = j["workload"];
     e.workload.family = string_field(w, "family", "workload", false);
@@ -220,6 +232,7 @@ PhaseEvent parse_phase_event_json(std::string_view text) {
       entry.bytes = int_field<Bytes>(residency[i], "bytes", where, false);
       entry.loads =
           int_field<std::uint64_t>(residency[i], "loads", where, false);
+      entry.load_seconds = seconds_field(residency[i], "load_seconds", where);
       e.residency.push_back(std::move(entry));
     }
   }

@@ -87,9 +87,12 @@ void RunContext::run_phase(const PlannedPhase& phase,
   event.estimate = phase.estimate ? *phase.estimate : estimate(phase.workload);
 
   std::set<std::string> resident_before;
-  for (const auto& entry : cache_.entries())
+  std::uint64_t loads_before = 0;
+  for (const auto& entry : cache_.entries()) {
     if (entry.residency == Residency::device)
       resident_before.insert(entry.name);
+    if (entry.name == phase.component) loads_before = entry.loads;
+  }
   const auto started = std::chrono::steady_clock::now();
   auto elapsed = [&] {
     return std::chrono::duration<double>(std::chrono::steady_clock::now() -
@@ -133,10 +136,13 @@ void RunContext::run_phase(const PlannedPhase& phase,
     throw;
   }
   event.residency = cache_.entries();
-  for (const auto& entry : event.residency)
+  for (const auto& entry : event.residency) {
     if (resident_before.count(entry.name) &&
         entry.residency != Residency::device)
       event.parked.push_back(entry.name);
+    if (entry.name == phase.component && entry.loads > loads_before)
+      event.load_seconds = entry.load_seconds;
+  }
   open_scope(ScopeKind::phase);
   backend().reset_peak();
   event.before = backend().stats();

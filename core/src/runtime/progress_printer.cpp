@@ -33,6 +33,17 @@ void ProgressPrinter::on_phase(const PhaseEvent& e) {
         e.component.empty() ? "" : e.component + "; ",
         format_bytes(e.estimate.bytes), format_bytes(e.before.free));
     if (!e.parked.empty()) line += "; parked " + join(e.parked);
+    if (e.load_seconds > 0) {
+      // What the cache loaded for the phase, and how fast.
+      Bytes bytes = 0;
+      for (const auto& entry : e.residency)
+        if (entry.name == e.component) bytes = entry.bytes;
+      line += fmt::format("; loaded {} in {:.2f} s", format_bytes(bytes),
+                          e.load_seconds);
+      if (bytes > 0)
+        line +=
+            fmt::format(", {:.2f} GB/s", double(bytes) / e.load_seconds / 1e9);
+    }
     out_ << line << ")\n";
     break;
   }

@@ -20,8 +20,10 @@ namespace mold {
 struct GgufFile::Mapping {
   void* address = nullptr;
   std::size_t size = 0;
+  int fd = -1;  // kept open for read()
   ~Mapping() {
     if (address && address != MAP_FAILED) munmap(address, size);
+    if (fd >= 0) ::close(fd);
   }
 };
 
@@ -181,9 +183,9 @@ GgufFile GgufFile::open(const std::filesystem::path& path) {
         fmt::format("GGUF {}: {} bytes, too short for a GGUF header (24 bytes)",
                     name, file.mapping_->size));
   }
+  file.mapping_->fd = fd;  // closed with the mapping
   file.mapping_->address =
       mmap(nullptr, file.mapping_->size, PROT_READ, MAP_PRIVATE, fd, 0);
-  ::close(fd);
   if (file.mapping_->address == MAP_FAILED) {
     file.mapping_->address = nullptr;
     throw GgufError(
@@ -307,6 +309,19 @@ const GgufTensorInfo* GgufFile::tensor(const std::string& name) const {
 const std::uint8_t* GgufFile::data(const GgufTensorInfo& tensor) const {
   return static_cast<const std::uint8_t*>(mapping_->address) + data_start_ +
          tensor.offset;
+}
+
+void GgufFile::read(const GgufTensorInfo& tensor, void* into) const {
+  if (tensor.bytes == 0) return;
+  const auto offset = std::int64_t(data_start_ + tensor.offset);
+  posix_fadvise(mapping_->fd, off_t(offset), off_t(tensor.bytes),
+                POSIX_FADV_SEQUENTIAL);
+  try {
+    read_at(mapping_->fd, into, std::size_t(tensor.bytes), offset);
+  } catch (const Error& error) {
+    throw GgufError(fmt::format("GGUF {}: tensor \"{}\": {}", path_.string(),
+                                tensor.name, error.what()));
+  }
 }
 
 std::uint64_t GgufFile::tensor_bytes() const {

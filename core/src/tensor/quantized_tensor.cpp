@@ -209,11 +209,12 @@ QuantizedTensor load_quantized(const GgufFile& file, const GgufTensorInfo& info,
         "reads {})",
         file.path().string(), info.name, ggml_type_name(info.type),
         supported_ggml_types()));
-  // One copy, straight from the mapping to the device.
-  const at::Tensor mapped = at::from_blob(
-      const_cast<std::uint8_t*>(file.data(info)), {std::int64_t(info.bytes)},
-      at::TensorOptions().dtype(at::kByte));
-  at::Tensor blocks = device.is_cpu() ? mapped.clone() : mapped.to(device);
+  // Read from the file into host memory (sequential reads, no page of the
+  // file kept resident), then to the device.
+  at::Tensor host = at::empty({std::int64_t(info.bytes)},
+                              at::TensorOptions().dtype(at::kByte));
+  file.read(info, host.data_ptr());
+  at::Tensor blocks = device.is_cpu() ? host : host.to(device);
   return make_quantized(GgmlType(info.type), info.torch_shape(),
                         std::move(blocks));
 }

@@ -59,8 +59,11 @@ struct SafetensorsFile::Mapping {
   std::size_t size = 0;
   const char* data = nullptr;  // start of the data section
   std::size_t data_size = 0;
+  std::size_t data_offset = 0;  // where the data section starts in the file
+  int fd = -1;                  // kept open for read_into()
   ~Mapping() {
     if (address && address != MAP_FAILED) munmap(address, size);
+    if (fd >= 0) ::close(fd);
   }
 };
 
@@ -96,9 +99,9 @@ SafetensorsFile SafetensorsFile::open(const fs::path& path) {
         size));
   }
   file.mapping_->size = size;
+  file.mapping_->fd = fd;  // closed with the mapping
   file.mapping_->address =
       mmap(nullptr, size, PROT_READ | PROT_WRITE, MAP_PRIVATE, fd, 0);
-  ::close(fd);
   if (file.mapping_->address == MAP_FAILED)
     throw fail("cannot be memory-mapped");
   const char* bytes = static_cast<const char*>(file.mapping_->address);
@@ -119,6 +122,7 @@ SafetensorsFile SafetensorsFile::open(const fs::path& path) {
   }
   if (!header.is_object()) throw fail("the JSON header is not an object");
   file.mapping_->data = bytes + 8 + header_size;
+  file.mapping_->data_offset = 8 + header_size;
   file.mapping_->data_size = size - 8 - header_size;
 
   std::vector<std::pair<std::size_t, std::size_t>> ranges;
@@ -250,19 +254,57 @@ void SafetensorsFile::copy_into(const std::string& name,
   destination.copy_(view(name));
 }
 
-void SafetensorsFile::release_pages(const std::string& name) const {
+std::size_t SafetensorsFile::file_offset(const std::string& name) const {
+  return mapping_->data_offset + entry(name).begin;
+}
+
+void SafetensorsFile::read_into(const std::string& name,
+                                at::Tensor& destination,
+                                std::size_t chunk_bytes) const {
   const SafetensorsEntry& e = entry(name);
-  if (e.end <= e.begin) return;
-  const auto page = std::uintptr_t(sysconf(_SC_PAGESIZE));
-  const auto base = reinterpret_cast<std::uintptr_t>(mapping_->address);
-  const auto first = reinterpret_cast<std::uintptr_t>(mapping_->data + e.begin);
-  const auto last = reinterpret_cast<std::uintptr_t>(mapping_->data + e.end);
-  // Whole pages only: a page shared with a neighbouring tensor is kept.
-  const std::uintptr_t begin = (first + page - 1) / page * page;
-  const std::uintptr_t end =
-      std::min<std::uintptr_t>(last / page * page, base + mapping_->size);
-  if (end > begin)
-    madvise(reinterpret_cast<void*>(begin), end - begin, MADV_DONTNEED);
+  if (destination.sizes() != at::IntArrayRef(e.shape))
+    throw SafetensorsError(fmt::format(
+        "{}: tensor '{}' has shape {}, the model expects {}", path_.string(),
+        name, shape_text(e.shape), c10::str(destination.sizes())));
+  if (!destination.device().is_cpu() || !destination.is_contiguous())
+    throw InvalidArgument(
+        fmt::format("{}: tensor '{}' can only be read into a contiguous cpu "
+                    "tensor",
+                    path_.string(), name));
+  const DtypeInfo* stored = dtype_by_name(e.dtype);
+  const std::size_t bytes = e.end - e.begin;
+  if (bytes == 0) return;
+  const auto offset = off_t(mapping_->data_offset + e.begin);
+  // Sequential: the kernel reads ahead in large pieces.
+  posix_fadvise(mapping_->fd, offset, off_t(bytes), POSIX_FADV_SEQUENTIAL);
+  auto read_bytes = [&](void* into, std::size_t count, std::size_t from) {
+    try {
+      read_at(mapping_->fd, into, count, offset + off_t(from));
+    } catch (const Error& error) {
+      throw SafetensorsError(fmt::format("{}: tensor '{}': {}", path_.string(),
+                                         name, error.what()));
+    }
+  };
+  at::NoGradGuard no_grad;
+  if (destination.scalar_type() == stored->type) {
+    read_bytes(destination.data_ptr(), bytes, 0);
+    return;
+  }
+  // Another dtype: a bounded buffer in the stored dtype, converted into the
+  // destination piece by piece.
+  const std::int64_t elements = std::int64_t(bytes / stored->size);
+  const std::int64_t chunk =
+      std::max<std::int64_t>(1, std::int64_t(chunk_bytes / stored->size));
+  at::Tensor buffer = at::empty({std::min(chunk, elements)},
+                                at::TensorOptions().dtype(stored->type));
+  at::Tensor flat = destination.view({-1});
+  for (std::int64_t done = 0; done < elements; done += chunk) {
+    const std::int64_t count = std::min(chunk, elements - done);
+    at::Tensor piece = buffer.narrow(0, 0, count);
+    read_bytes(piece.data_ptr(), std::size_t(count) * stored->size,
+               std::size_t(done) * stored->size);
+    flat.narrow(0, done, count).copy_(piece);
+  }
 }
 
 void save_safetensors(

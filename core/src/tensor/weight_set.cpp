@@ -140,8 +140,28 @@ at::Tensor WeightSet::view(const std::string& name) const {
   return file_of(name).view(name);
 }
 
-void WeightSet::release_pages(const std::string& name) const {
-  file_of(name).release_pages(name);
+void WeightSet::read_into(const std::string& name,
+                          at::Tensor& destination) const {
+  file_of(name).read_into(name, destination);
+}
+
+std::vector<std::string> WeightSet::in_file_order(
+    std::vector<std::string> names) const {
+  std::vector<std::pair<std::pair<std::size_t, std::size_t>, std::string>>
+      keyed;
+  keyed.reserve(names.size());
+  for (auto& name : names) {
+    auto it = where_.find(name);
+    const std::size_t file = it == where_.end() ? files_.size() : it->second;
+    const std::size_t offset =
+        it == where_.end() ? 0 : files_[file].file_offset(name);
+    keyed.push_back({{file, offset}, std::move(name)});
+  }
+  std::sort(keyed.begin(), keyed.end());
+  std::vector<std::string> out;
+  out.reserve(keyed.size());
+  for (auto& [key, name] : keyed) out.push_back(std::move(name));
+  return out;
 }
 
 std::size_t WeightSet::largest_tensor_bytes() const {

@@ -32,5 +32,6 @@ int run_component_command(const std::vector<std::string>& args);
 int leak_command(const std::vector<std::string>& args);
 int parity_command(const std::vector<std::string>& args);
 int report_command(const std::vector<std::string>& args);
+int doctor_command(const std::vector<std::string>& args);
 
 }  // namespace molddiag

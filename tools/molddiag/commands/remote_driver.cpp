@@ -63,6 +63,7 @@ class ServerAnswer {
                                     : mold::Residency::unloaded;
       e.bytes = bytes(item, "bytes");
       e.loads = item.value("loads", std::uint64_t(0));
+      e.load_seconds = item.value("load_seconds", 0.0);
       out.push_back(std::move(e));
     }
     return out;

@@ -6,6 +6,8 @@
 /// renamed over it only when complete, so a failed run never loses the old
 /// file.
 
+#include <cstddef>
+#include <cstdint>
 #include <filesystem>
 #include <functional>
 #include <ostream>
@@ -35,5 +37,11 @@ void require_regular_input(const std::filesystem::path& path,
 void write_file_atomically(const std::filesystem::path& path,
                            std::string_view what,
                            const std::function<void(std::ostream&)>& write);
+
+/// Reads exactly `count` bytes of the open file `fd` from `offset` into
+/// `into` (pread, retried on short reads and EINTR). Throws Error saying how
+/// many bytes were missing when the file ends first (it shrank after it was
+/// opened), or what the system said ("Input/output error").
+void read_at(int fd, void* into, std::size_t count, std::int64_t offset);
 
 }  // namespace mold

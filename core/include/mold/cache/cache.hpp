@@ -71,6 +71,7 @@ struct CacheEntryState {
   std::uint64_t last_use = 0;  ///< logical clock of the last acquire; 0 = never
   double priority = 0;         ///< GreedyDual-Size H value
   std::uint64_t loads = 0;     ///< times loaded onto the device
+  double load_seconds = 0;     ///< how long its last load took; 0: never loaded
   /// How far the backend's allocated bytes fell when it was last parked (a
   /// component that keeps device buffers while parked gives back less than
   /// `bytes`); none when it was never parked.

@@ -37,6 +37,9 @@ struct PhaseEvent {
   /// during the phase.
   MemoryStats before;
   MemoryStats after;
+  /// Seconds the cache spent loading this phase's component before it started
+  /// (from disk, or back from where it was parked); 0 when it was resident.
+  double load_seconds = 0;
   /// Components the cache parked to make room for this phase.
   std::vector<std::string> parked;
   /// Every component the cache knows, as it was at the end of the phase

@@ -98,6 +98,10 @@ class GgufFile {
   /// The first byte of a tensor's data in the mapping (valid while this
   /// file, or a copy of it, lives).
   const std::uint8_t* data(const GgufTensorInfo& tensor) const;
+  /// Reads a tensor's bytes (tensor.bytes of them) from the file into `into`:
+  /// large sequential reads instead of page faults over the mapping. A file
+  /// that shrank or fails to read is a GgufError naming the file and tensor.
+  void read(const GgufTensorInfo& tensor, void* into) const;
   /// Bytes of every tensor's data.
   std::uint64_t tensor_bytes() const;
 

@@ -32,6 +32,10 @@ struct SafetensorsEntry {
   std::size_t end = 0;
 };
 
+/// The most read_into() buffers when it converts a dtype: the host memory a
+/// load needs above the loaded tensors.
+inline constexpr std::size_t kReadChunkBytes = std::size_t(64) << 20;
+
 /// A memory-mapped safetensors file. Tensors from view() share the mapping
 /// (copy-on-write: writing to them never changes the file); tensor() copies
 /// into ordinary memory.
@@ -60,11 +64,16 @@ class SafetensorsFile {
   /// Copies the tensor into `destination`, converting the dtype; its shape must
   /// match.
   void copy_into(const std::string& name, at::Tensor& destination) const;
-  /// Drops the pages of the tensor's bytes that reading it brought into this
-  /// process's memory (they are read from the file again if touched), so that
-  /// loading a model tensor by tensor keeps near one tensor of the file
-  /// resident. Views stay valid; writes made to them are lost.
-  void release_pages(const std::string& name) const;
+  /// Reads the tensor from the file into `destination`, a contiguous cpu
+  /// tensor of its shape in any dtype: straight into it when the dtype is the
+  /// stored one, else through a buffer of at most `chunk_bytes` converted
+  /// piece by piece. Large sequential reads instead of page faults over the
+  /// mapping: the disk's speed, and none of the file's pages left in this
+  /// process. A file that shrank or fails to read is a SafetensorsError.
+  void read_into(const std::string& name, at::Tensor& destination,
+                 std::size_t chunk_bytes = kReadChunkBytes) const;
+  /// Where the tensor's bytes start in the file, to read tensors in file order.
+  std::size_t file_offset(const std::string& name) const;
 
  private:
   struct Mapping;

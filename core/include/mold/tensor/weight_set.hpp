@@ -37,8 +37,11 @@ class WeightSet {
   const SafetensorsFile& file_of(const std::string& name) const;
   /// The tensor on the mapping (no copy); SafetensorsError when absent.
   at::Tensor view(const std::string& name) const;
-  /// See SafetensorsFile::release_pages().
-  void release_pages(const std::string& name) const;
+  /// See SafetensorsFile::read_into().
+  void read_into(const std::string& name, at::Tensor& destination) const;
+  /// The tensors named, in the order their bytes lie on disk (file by file,
+  /// offset by offset): the order that reads a checkpoint sequentially.
+  std::vector<std::string> in_file_order(std::vector<std::string> names) const;
   std::size_t files() const { return files_.size(); }
   /// Bytes of the largest tensor, as stored.
   std::size_t largest_tensor_bytes() const;

@@ -1,0 +1,54 @@
+#pragma once
+/// Which BLAS this process calls. libtorch's float32 matrix products on the cpu
+/// go through whatever `sgemm_` resolves to; Debian's libtorch takes it from
+/// `libblas.so.3`, which on a fresh Debian 12 is the *reference* BLAS (netlib),
+/// tens of times slower than OpenBLAS on the same machine (docs/benchmarks.md).
+/// The answer comes from the dynamic linker (the object that defines `sgemm_`
+/// in this process), not from the packages installed.
+
+#include <string>
+#include <string_view>
+
+namespace mold {
+
+struct BlasLibrary {
+  enum class Kind {
+    none,  ///< no loaded object defines sgemm_ (a process without libtorch)
+    reference,  ///< the reference BLAS (netlib): correct, and slow
+    openblas,
+    blis,
+    mkl,
+    other,  ///< another library (ATLAS, or one linked into libtorch itself)
+  };
+  Kind kind = Kind::none;
+  /// The file that defines sgemm_, symbolic links resolved; empty for none.
+  std::string path;
+  /// The vendor's own description (OpenBLAS's build configuration, MKL's or
+  /// BLIS's version), or empty when the library offers none.
+  std::string version;
+  /// The library's own thread count (OpenBLAS, BLIS, MKL); 0 when unknown.
+  int threads = 0;
+
+  /// Whether float32 matrix products run far below the machine's speed.
+  bool slow() const { return kind == Kind::reference; }
+};
+
+/// "none", "reference", "OpenBLAS", "BLIS", "MKL" or "other".
+std::string_view to_string(BlasLibrary::Kind kind);
+
+/// The BLAS library loaded in this process.
+BlasLibrary loaded_blas_library();
+
+/// What a library is, from its resolved path and which vendor entry points it
+/// defines: the vendors by their symbols, the reference BLAS by Debian's and
+/// the usual install paths (Debian's `blas/` folder; elsewhere `librefblas.so`,
+/// or a `libblas.so` with no vendor symbol outside a vendor's folder such as
+/// Debian's `atlas/`).
+BlasLibrary::Kind classify_blas_library(std::string_view path, bool openblas,
+                                        bool blis, bool mkl);
+
+/// What to do when the library is slow: which package makes libblas.so.3 a
+/// fast one, and why. Empty when it is not slow.
+std::string blas_advice(const BlasLibrary& blas);
+
+}  // namespace mold

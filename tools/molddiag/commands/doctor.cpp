@@ -1,0 +1,250 @@
+// molddiag doctor: the machine mold computes on, as libtorch sees it: its
+// version and threads, which BLAS its float32 matrix products call, and how
+// fast a matrix product runs in float32 and bfloat16. Warns about what slows
+// every run down (the reference BLAS).
+
+#include <ATen/Parallel.h>
+#include <fmt/format.h>
+
+#include <iostream>
+#include <mold/base/build_config.hpp>
+#include <mold/base/bytes.hpp>
+#include <mold/base/error.hpp>
+#include <mold/base/text.hpp>
+#include <mold/device/blas_library.hpp>
+#include <mold/plugin/plugin.hpp>
+#include <mold/plugin/registry.hpp>
+#include <mold/tensor/gemm_rate.hpp>
+#include <nlohmann/json.hpp>
+#include <optional>
+#include <thread>
+
+#include "commands.hpp"
+#include "common/exit_codes.hpp"
+#include "common/host.hpp"
+#include "common/json_output.hpp"
+#include "common/options.hpp"
+
+namespace po = boost::program_options;
+namespace tools = mold::tools;
+
+namespace molddiag {
+
+namespace {
+
+struct DoctorRequest {
+  tools::HostOptions host;
+  bool json = false;
+  bool strict = false;
+  bool gemm = true;
+  mold::GemmShape shape{256, 1024, 1024};
+};
+
+struct GemmResult {
+  std::string dtype;
+  mold::GemmRate rate;
+};
+
+/// A backend the plugins registered, created to see its device: its memory,
+/// or why it is unavailable here.
+struct BackendStatus {
+  std::string name;
+  std::string device;
+  mold::Bytes total = 0;
+  mold::Bytes free = 0;
+  std::string unavailable;  ///< the error creating it gave; empty when usable
+};
+
+struct DoctorResult {
+  std::vector<BackendStatus> backends;
+  mold::BlasLibrary blas;
+  int torch_threads = 0;
+  unsigned cores = 0;
+  bool onednn = false;
+  std::vector<GemmResult> gemm;
+  std::vector<std::string> warnings;
+};
+
+tools::Parsed<DoctorRequest> parse(const std::vector<std::string>& args) {
+  tools::Parsed<DoctorRequest> parsed;
+  DoctorRequest& r = parsed.request;
+  int rows = 0, in = 0, out = 0;
+  bool no_gemm = false;
+  po::options_description options(
+      "molddiag doctor [--json] [--strict] [--no-gemm] [--gemm-rows N] "
+      "[--gemm-in N] [--gemm-out N]\n\n"
+      "What mold computes with on this machine: libtorch's version and "
+      "threads, the BLAS\n"
+      "library its float32 matrix products call (found in this process), and "
+      "the rate of one\n"
+      "matrix product (at::linear of a [rows, in] input by an [out, in] "
+      "weight) in float32\n"
+      "and bfloat16. Warns when the BLAS is the reference one.\n"
+      "Exit: 0 reported; 3 with --strict when there is a warning; 2 usage "
+      "error.\n\n"
+      "options");
+  options.add_options()("help,h", "this help")(
+      "json", po::bool_switch(&r.json),
+      "print JSON (fields in docs/molddiag.md)")(
+      "strict", po::bool_switch(&r.strict), "exit 3 when there is a warning")(
+      "no-gemm", po::bool_switch(&no_gemm), "skip the matrix-product timing");
+  tools::add_host_options(options, r.host);
+  tools::add_ranged_int(options, "gemm-rows", &rows, 1, 65536,
+                        "rows (tokens) of the timed product", 256);
+  tools::add_ranged_int(options, "gemm-in", &in, 1, 65536,
+                        "input features of the timed product", 1024);
+  tools::add_ranged_int(options, "gemm-out", &out, 1, 65536,
+                        "output features of the timed product", 1024);
+  const auto vm = tools::parse_args(args, options);
+  if (vm.count("help")) parsed.help = tools::help_text(options);
+  r.gemm = !no_gemm;
+  r.shape = {rows, in, out};
+  return parsed;
+}
+
+std::vector<BackendStatus> backend_statuses(const mold::Registry& registry) {
+  std::vector<BackendStatus> out;
+  for (const std::string& name : registry.backend_names()) {
+    BackendStatus status;
+    status.name = name;
+    try {
+      const auto backend = registry.create_backend(name);
+      status.device = backend->device_name();
+      const mold::MemoryStats stats = backend->stats();
+      status.total = stats.total;
+      status.free = stats.free;
+    } catch (const std::exception& e) {
+      status.unavailable = e.what();
+    }
+    out.push_back(std::move(status));
+  }
+  return out;
+}
+
+DoctorResult run(const DoctorRequest& request) {
+  DoctorResult result;
+  const tools::Host host = tools::open_host(request.host);
+  tools::warn_load_errors(*host.registry, kPluginsCommand);
+  result.backends = backend_statuses(*host.registry);
+  result.blas = mold::loaded_blas_library();
+  result.torch_threads = at::get_num_threads();
+  result.cores = std::thread::hardware_concurrency();
+  result.onednn = at::hasMKLDNN();
+  if (request.gemm)
+    for (const auto& [name, dtype] :
+         {std::pair{"float32", at::kFloat}, {"bfloat16", at::kBFloat16}})
+      result.gemm.push_back(
+          {name, mold::measure_gemm(request.shape, dtype, 0.3)});
+  if (const std::string advice = mold::blas_advice(result.blas);
+      !advice.empty())
+    result.warnings.push_back(advice);
+  if (result.blas.kind == mold::BlasLibrary::Kind::none)
+    result.warnings.push_back(
+        "no BLAS library is loaded in this process (no object defines "
+        "sgemm_): libtorch was built without one, or links it statically");
+  return result;
+}
+
+nlohmann::json to_json(const DoctorRequest& request,
+                       const DoctorResult& result) {
+  nlohmann::json out;
+  out["mold"] = {{"version", MOLD_VERSION},
+                 {"build_id", mold::core_build_id()}};
+  out["libtorch"] = {{"version", MOLD_TORCH_VERSION},
+                     {"threads", result.torch_threads},
+                     {"onednn", result.onednn}};
+  out["cores"] = result.cores;
+  out["backends"] = nlohmann::json::array();
+  for (const auto& b : result.backends) {
+    nlohmann::json item = {{"name", b.name}};
+    if (b.unavailable.empty()) {
+      item["device"] = b.device;
+      item["total"] = b.total;
+      item["free"] = b.free;
+    } else {
+      item["unavailable"] = b.unavailable;
+    }
+    out["backends"].push_back(std::move(item));
+  }
+  out["blas"] = {{"kind", std::string(mold::to_string(result.blas.kind))},
+                 {"path", result.blas.path},
+                 {"version", result.blas.version},
+                 {"threads", result.blas.threads},
+                 {"slow", result.blas.slow()}};
+  out["gemm"] = nlohmann::json::array();
+  for (const auto& g : result.gemm)
+    out["gemm"].push_back({{"dtype", g.dtype},
+                           {"rows", request.shape.rows},
+                           {"in", request.shape.in},
+                           {"out", request.shape.out},
+                           {"gflops", g.rate.gflops},
+                           {"seconds", g.rate.seconds},
+                           {"repeats", g.rate.repeats}});
+  out["warnings"] = result.warnings;
+  return out;
+}
+
+void print_text(const DoctorRequest& request, const DoctorResult& result) {
+  std::cout << fmt::format("mold {} ({})\n", MOLD_VERSION,
+                           mold::core_build_id());
+  // libtorch's default is the physical cores, which a VM may report as fewer
+  // than its logical CPUs; OMP_NUM_THREADS overrides it.
+  std::cout << fmt::format(
+      "libtorch {}: {} thread{} of {} logical CPUs (OMP_NUM_THREADS sets it), "
+      "oneDNN {}\n",
+      MOLD_TORCH_VERSION, result.torch_threads,
+      result.torch_threads == 1 ? "" : "s", result.cores,
+      result.onednn ? "yes" : "no");
+  std::cout << "backends:\n";
+  for (const auto& b : result.backends)
+    std::cout << (b.unavailable.empty()
+                      ? fmt::format("  {:<6} {}: {} free of {}\n",
+                                    mold::escape_control(b.name),
+                                    mold::escape_control(b.device),
+                                    mold::format_bytes(b.free),
+                                    mold::format_bytes(b.total))
+                      : fmt::format("  {:<6} unavailable: {}\n",
+                                    mold::escape_control(b.name),
+                                    mold::escape_control(b.unavailable)));
+  const mold::BlasLibrary& blas = result.blas;
+  if (blas.kind == mold::BlasLibrary::Kind::none) {
+    std::cout << "BLAS: none loaded\n";
+  } else {
+    std::cout << fmt::format("BLAS: {}{}\n  {}\n", mold::to_string(blas.kind),
+                             blas.threads
+                                 ? fmt::format(", {} threads", blas.threads)
+                                 : std::string(),
+                             blas.path);
+    if (!blas.version.empty()) std::cout << "  " << blas.version << "\n";
+  }
+  if (!result.gemm.empty()) {
+    std::cout << fmt::format("matrix product [{} x {}] by [{} x {}]:\n",
+                             request.shape.rows, request.shape.in,
+                             request.shape.in, request.shape.out);
+    for (const auto& g : result.gemm)
+      std::cout << fmt::format("  {:<9} {:8.1f} GFLOP/s ({:.2f} ms, {} runs)\n",
+                               g.dtype, g.rate.gflops, g.rate.seconds * 1e3,
+                               g.rate.repeats);
+  }
+  for (const auto& w : result.warnings) std::cout << "\nwarning: " << w << "\n";
+}
+
+}  // namespace
+
+int doctor_command(const std::vector<std::string>& args) {
+  const auto parsed = parse(args);
+  if (parsed.help) {
+    std::cout << *parsed.help;
+    return tools::kOk;
+  }
+  const DoctorRequest& request = parsed.request;
+  const DoctorResult result = run(request);
+  if (request.json)
+    tools::print_json(std::cout, to_json(request, result));
+  else
+    print_text(request, result);
+  return request.strict && !result.warnings.empty() ? tools::kWarnings
+                                                    : tools::kOk;
+}
+
+}  // namespace molddiag
