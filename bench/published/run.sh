@@ -95,5 +95,5 @@ PY
 }
 for size in $sizes; do
   run_one "$size"
-  [ -n "$limit" ] && run_one "$size" "$limit"
+  if [ -n "$limit" ]; then run_one "$size" "$limit"; fi
 done
