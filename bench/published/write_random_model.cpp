@@ -186,10 +186,16 @@ int write_zimage(const fs::path& out, std::uint64_t shard_bytes) {
   "qk_norm": true, "cap_feat_dim": 2560, "rope_theta": 256.0,
   "t_scale": 1000.0, "axes_dims": [32, 48, 48],
   "axes_lens": [1536, 512, 512]})");
+  // As published (diffusers builds a one-block VAE without the block types).
   write_text(out / "vae" / "config.json", R"({
   "_class_name": "AutoencoderKL", "in_channels": 3, "out_channels": 3,
   "latent_channels": 16, "block_out_channels": [128, 256, 512, 512],
-  "layers_per_block": 2, "norm_num_groups": 32,
+  "down_block_types": ["DownEncoderBlock2D", "DownEncoderBlock2D",
+                       "DownEncoderBlock2D", "DownEncoderBlock2D"],
+  "up_block_types": ["UpDecoderBlock2D", "UpDecoderBlock2D",
+                     "UpDecoderBlock2D", "UpDecoderBlock2D"],
+  "act_fn": "silu", "layers_per_block": 2, "norm_num_groups": 32,
+  "mid_block_add_attention": true, "force_upcast": true, "sample_size": 1024,
   "scaling_factor": 0.3611, "shift_factor": 0.1159,
   "use_quant_conv": false, "use_post_quant_conv": false})");
   const fs::path plugins = mold_bench::kPluginDir;

@@ -13,6 +13,7 @@
 #include <mold/model/tokenizer.hpp>
 #include <mold/model/transformer.hpp>
 #include <mold/model/vae.hpp>
+#include <mold/runtime/encoding_memo.hpp>
 #include <mold/runtime/module_component.hpp>
 #include <mold/runtime/vae_runner.hpp>
 
@@ -272,20 +273,45 @@ class QwenImagePipeline final : public mold::Pipeline {
     const bool cfg = uses_cfg(r);
     std::size_t next = 0;
 
-    at::Tensor features;  // the vision tower's, shared by both prompts
-    if (edit_) features = vision_encode(phases[next++], prepared, context);
-    at::Tensor text = encode(phases[next++], prepared.prompt_ids, prepared,
-                             features, context);
-    at::Tensor negative;
-    if (cfg)
-      negative = encode(phases[next++], prepared.negative_ids, prepared,
-                        features, context);
-    features.reset();
-
+    // The conditioning (the prompts' embeddings, the source images'
+    // latents), or what was kept from the last image with the same prompt,
+    // negative prompt and source images (images 2..N of a batch; a server's
+    // next request): kept as [text, negative, reference...].
+    at::Tensor text, negative;
     std::vector<at::Tensor> references;
-    for (std::size_t i = 0; i < prepared.images.size(); ++i)
-      references.push_back(
-          vae_encode(phases[next++], prepared.images[i].vae_input, context));
+    const std::string key = mold::EncodingMemo::key_of(r, cfg);
+    if (const auto* kept = memo_.find(key)) {
+      const std::string detail = fmt::format(
+          "kept from the last image with this prompt{}: {} on the host",
+          edit_ ? " and these images" : "", mold::format_bytes(memo_.bytes()));
+      if (edit_) context.reuse_phase(phases[next++], detail);
+      text = (*kept)[0];
+      context.reuse_phase(phases[next++], detail);
+      if (cfg) {
+        negative = (*kept)[1];
+        context.reuse_phase(phases[next++], detail);
+      }
+      for (std::size_t i = 0; i < prepared.images.size(); ++i) {
+        references.push_back((*kept)[2 + i]);
+        context.reuse_phase(phases[next++], detail);
+      }
+    } else {
+      at::Tensor features;  // the vision tower's, shared by both prompts
+      if (edit_) features = vision_encode(phases[next++], prepared, context);
+      text = encode(phases[next++], prepared.prompt_ids, prepared, features,
+                    context);
+      if (cfg)
+        negative = encode(phases[next++], prepared.negative_ids, prepared,
+                          features, context);
+      features.reset();
+      for (std::size_t i = 0; i < prepared.images.size(); ++i)
+        references.push_back(
+            vae_encode(phases[next++], prepared.images[i].vae_input, context));
+      std::vector<at::Tensor> conditioning{text, negative};
+      conditioning.insert(conditioning.end(), references.begin(),
+                          references.end());
+      memo_.keep(key, std::move(conditioning));
+    }
 
     // Noise on the host from the seed, whatever the backend: the same seed
     // gives the same image everywhere (diffusers draws it, after the
@@ -681,6 +707,7 @@ class QwenImagePipeline final : public mold::Pipeline {
   TransformerDims transformer_dims_;
   std::shared_ptr<const QwenImageEstimators> estimators_;
   std::shared_ptr<mold::ModuleComponent> text_encoder_, transformer_, vae_;
+  mold::EncodingMemo memo_;
 };
 
 }  // namespace

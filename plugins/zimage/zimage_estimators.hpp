@@ -1,12 +1,16 @@
 #pragma once
 // Working-memory estimators of Z-Image's text encoder (Qwen3) and denoiser
-// (S3-DiT): the activations that live at once (linear in the tokens) and the
-// attention's scores (per token pair: mold runs math attention, O(tokens^2);
-// the transformer's in chunks of query rows). The constants are the
-// [text_encode.*] and [denoise.*] tables of zimage.calibration.toml, measured
-// by `molddiag calibrate`; this file says what an architecture's workload
-// makes of them (its tokens, width, scores). Weights are not working memory:
-// the model cache counts them as the component's bytes.
+// (S3-DiT). Each op's layer has two stages that peak apart: attention (the
+// scores of every token pair and head: mold runs math attention, O(tokens^2);
+// the transformer's in chunks of query rows) and the feed-forward (the two
+// SwiGLU projections, ffn wide). This file counts the bytes each stage of
+// qwen3_text_encoder.cpp and zimage_transformer.cpp holds at once, from the
+// architecture's widths and the dtypes the code computes in (float32
+// softmax, float32 rotary tables); the [text_encode.*] and [denoise.*]
+// tables of zimage.calibration.toml hold the measured factor per stage
+// (`molddiag calibrate`), so one table serves every architecture and dtype.
+// Weights are not working memory: the model cache counts them as the
+// component's bytes.
 
 #include <filesystem>
 #include <mold/estimate/calibration.hpp>
@@ -20,12 +24,15 @@
 
 namespace zimage {
 
+struct Qwen3Config;
+struct ZImageTransformerConfig;
+
 /// The sizes that decide the working memory.
 struct TextEncoderDims {
-  long hidden = 0, heads = 0;
+  long hidden = 0, heads = 0, kv_heads = 0, head_dim = 0, intermediate = 0;
 };
 struct TransformerDims {
-  long dim = 0, heads = 0;
+  long dim = 0, heads = 0, head_dim = 0, ffn = 0;
 };
 
 /// The published architecture's and the tiny one's ("default", "tiny");
@@ -33,14 +40,19 @@ struct TransformerDims {
 TextEncoderDims text_encoder_dims(const std::string& arch);
 TransformerDims transformer_dims(const std::string& arch);
 
+/// The dims of a built text encoder's or transformer's config.
+TextEncoderDims text_encoder_dims(const Qwen3Config& config);
+TransformerDims transformer_dims(const ZImageTransformerConfig& config);
+
 /// text_encode of workload.tokens real tokens (the pipeline encodes no
-/// padding): every position's activations, and the scores of all token
-/// pairs and heads with their float32 softmax.
+/// padding): the attention stage (the scores of all token pairs and heads
+/// with their float32 softmax) and the feed-forward stage.
 mold::SequenceShape text_encode_shape(const mold::Workload& workload,
                                       const TextEncoderDims& dims);
 /// One denoiser evaluation over the image's tokens and workload.tokens
 /// caption tokens, each padded to 32 (batch 2 with classifier-free
-/// guidance), attention in chunks of query rows of at most 2^25 scores.
+/// guidance): the attention stage (in chunks of query rows of at most 2^25
+/// scores) and the feed-forward stage.
 mold::SequenceShape denoise_shape(const mold::Workload& workload,
                                   const TransformerDims& dims);
 

@@ -13,6 +13,7 @@
 #include <mold/model/tokenizer.hpp>
 #include <mold/model/transformer.hpp>
 #include <mold/model/vae.hpp>
+#include <mold/runtime/encoding_memo.hpp>
 #include <mold/runtime/module_component.hpp>
 #include <mold/runtime/vae_runner.hpp>
 
@@ -99,12 +100,10 @@ class ZImagePipeline final : public mold::Pipeline {
         factories.transformer(arch_of("transformer"));
     if (const auto* qwen3 =
             dynamic_cast<const Qwen3TextEncoder*>(text_encoder.get()))
-      text_dims_ = {long(qwen3->config().hidden_size),
-                    long(qwen3->config().num_attention_heads)};
+      text_dims_ = text_encoder_dims(qwen3->config());
     if (const auto* dit =
             dynamic_cast<const ZImageTransformer*>(transformer.get()))
-      transformer_dims_ = {long(dit->config().dim),
-                           long(dit->config().n_heads)};
+      transformer_dims_ = transformer_dims(dit->config());
     estimators_ = factories.estimators;
     // Declared only: each component seeds or loads its weights when the cache
     // first acquires it, under the memory limit like everything else.
@@ -218,9 +217,22 @@ class ZImagePipeline final : public mold::Pipeline {
     const bool cfg = uses_cfg(r);
     std::size_t next = 0;
 
-    at::Tensor text = encode(phases[next++], r.prompt, context);
-    at::Tensor negative;
-    if (cfg) negative = encode(phases[next++], r.negative_prompt, context);
+    // The prompt's embeddings, or those kept from the last image of the
+    // same prompt (images 2..N of a batch; a server's next request).
+    at::Tensor text, negative;
+    const std::string key = mold::EncodingMemo::key_of(r, cfg);
+    if (const auto* kept = memo_.find(key)) {
+      text = (*kept)[0];
+      context.reuse_phase(phases[next++], kept_detail(text));
+      if (cfg) {
+        negative = (*kept)[1];
+        context.reuse_phase(phases[next++], kept_detail(negative));
+      }
+    } else {
+      text = encode(phases[next++], r.prompt, context);
+      if (cfg) negative = encode(phases[next++], r.negative_prompt, context);
+      memo_.keep(key, {text, negative});
+    }
 
     // Noise on the host from the seed, whatever the backend: the same seed
     // gives the same image everywhere (and the same noise as diffusers with
@@ -416,9 +428,19 @@ class ZImagePipeline final : public mold::Pipeline {
     return hidden;
   }
 
+  static std::string kept_detail(const at::Tensor& hidden) {
+    return fmt::format(
+        "the embeddings of the last image with this prompt: {} "
+        "tokens, {} on the host",
+        hidden.size(1),
+        mold::format_bytes(mold::Bytes(hidden.numel()) *
+                           mold::Bytes(hidden.element_size())));
+  }
+
   mold::PipelineOptions options_;
   at::ScalarType dtype_;
   std::string arch_;
+  mold::EncodingMemo memo_;
   std::shared_ptr<const mold::BpeTokenizer> tokenizer_;
   mold::FlowMatchConfig scheduler_;
   TextEncoderDims text_dims_;

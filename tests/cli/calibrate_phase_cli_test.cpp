@@ -1,6 +1,7 @@
 // molddiag calibrate for the text encoder's and denoiser's ops: the tiny
-// Z-Image pipeline run at each size and prompt length, the constants fitted
-// to cover every point, and --write replacing only its own table.
+// Z-Image pipeline (or a model directory) run at each size, prompt length
+// and dtype, the stage factors fitted to cover every point, points of an
+// earlier run joining the fit, and --write replacing only its own table.
 
 #include <catch2/catch.hpp>
 #include <filesystem>
@@ -11,6 +12,8 @@
 
 #include "support/paths.hpp"
 #include "support/process.hpp"
+#include "support/test_registry.hpp"
+#include "support/zimage_model_dir.hpp"
 
 using mold::test::run_molddiag;
 using mold::test::TempDir;
@@ -37,16 +40,19 @@ std::string table_text(const std::string& file, const std::string& header) {
 
 TEST_CASE("molddiag calibrate --op denoise fits constants covering every point",
           "[cli][calibrate]") {
-  const auto r =
-      run_molddiag({"calibrate", "--family", "zimage", "--op", "denoise",
-                    "--sizes", "64,128", "--tokens", "8,64", "--json"});
+  const auto r = run_molddiag(
+      {"calibrate", "--family", "zimage", "--op", "denoise", "--sizes",
+       "64,128", "--tokens", "8,64", "--dtype", "float32,bfloat16", "--json"});
   INFO(r.err);
   REQUIRE(r.exit_code == 0);
   const auto j = nlohmann::json::parse(r.out);
   CHECK(j["arch"] == "tiny");  // the default for these ops
   CHECK(j["op"] == "denoise");
   const auto& points = j["points"];
-  REQUIRE(points.size() == 4);
+  REQUIRE(points.size() == 8);  // each dtype
+  CHECK(points[0]["dtype"] == "float32");
+  CHECK(points[4]["dtype"] == "bfloat16");
+  CHECK(points[0]["weights"] == "tiny");
   // Each word of the prompt is one token; the chat template adds the same
   // tokens to each.
   CHECK(points[1]["tokens"].get<int>() - points[0]["tokens"].get<int>() == 56);
@@ -61,9 +67,102 @@ TEST_CASE("molddiag calibrate --op denoise fits constants covering every point",
     worst = std::min(worst, ratio);
   }
   CHECK(worst == Approx(1.05).epsilon(1e-4));  // scaled to touch one point
-  CHECK(j["constants"]["bytes_per_token"].get<double>() > 0);
-  CHECK(j["constants"].contains("bytes_per_score"));
+  // The Z-Image plugin counts three stages; each has a factor near 1 (the
+  // counts follow the code), and the fit's fixed bytes.
+  for (const char* stage :
+       {"rotary_factor", "attention_factor", "feed_forward_factor"}) {
+    INFO(stage);
+    CHECK(j["constants"][stage].get<double>() > 0.8);
+    CHECK(j["constants"][stage].get<double>() < 1.3);
+  }
   CHECK(j["constants"].contains("fixed_bytes"));
+  CHECK(points[0]["bases"].contains("attention_factor"));
+}
+
+TEST_CASE("molddiag calibrate --points-from joins an earlier run's points",
+          "[cli][calibrate]") {
+  TempDir dir;
+  auto r = run_molddiag({"calibrate", "--family", "zimage", "--op",
+                         "text_encode", "--tokens", "8,100", "--sizes", "64",
+                         "--dtype", "float32,bfloat16", "--json"});
+  INFO(r.err);
+  REQUIRE(r.exit_code == 0);
+  const std::string earlier = dir.write("earlier.json", r.out);
+  r = run_molddiag({"calibrate", "--family", "zimage", "--op", "text_encode",
+                    "--tokens", "8,60,120,300", "--points-from", earlier});
+  INFO(r.err);
+  REQUIRE(r.exit_code == 0);
+  // Its 4 points are listed (and fitted) after the run's 4, by file name.
+  CHECK_THAT(r.out, Catch::Contains("#   earlier.json: tiny bfloat16 64x64 "
+                                    "px") &&
+                        Catch::Contains("--points-from earlier.json") &&
+                        Catch::Contains("projection_factor = "));
+
+  SECTION("points of another op, or of other terms, are refused by name") {
+    r = run_molddiag({"calibrate", "--family", "zimage", "--op", "denoise",
+                      "--sizes", "64,96", "--tokens", "8,40", "--points-from",
+                      earlier});
+    CHECK(r.exit_code == 1);
+    CHECK_THAT(r.err, Catch::Contains(earlier) &&
+                          Catch::Contains("are of zimage text_encode, not "
+                                          "zimage denoise"));
+    auto edited = nlohmann::json::parse(read_text(earlier));
+    edited["points"][0]["bases"].erase("attention_factor");
+    const std::string stale = dir.write("stale.json", edited.dump());
+    r = run_molddiag({"calibrate", "--family", "zimage", "--op", "text_encode",
+                      "--tokens", "8,60,120,300", "--points-from", stale});
+    CHECK(r.exit_code == 1);
+    CHECK_THAT(r.err, Catch::Contains("point 1 was measured with the terms") &&
+                          Catch::Contains("measure it again"));
+    const std::string junk = dir.write("junk.json", "{\"points\": 3");
+    r = run_molddiag({"calibrate", "--family", "zimage", "--op", "text_encode",
+                      "--tokens", "8,60,120,300", "--points-from", junk});
+    CHECK(r.exit_code == 1);
+    CHECK_THAT(r.err, Catch::Contains("not JSON"));
+    r = run_molddiag({"calibrate", "--family", "zimage", "--op", "text_encode",
+                      "--points-from", dir.path() + "/none.json"});
+    CHECK(r.exit_code == 2);
+    CHECK_THAT(r.err, Catch::Contains("none.json: no such file"));
+  }
+}
+
+TEST_CASE("molddiag calibrate --model-dir measures a model directory",
+          "[cli][calibrate][model_dir]") {
+  const mold::ModelFamily* family = mold::test::real_plugins().family("zimage");
+  REQUIRE(family);
+  TempDir models;
+  const fs::path dir = mold::test::make_zimage_model_dir(
+      *family, models.path(),
+      fs::path(mold::test::kPluginDir) / "zimage.tokenizer.json");
+  auto r = run_molddiag({"calibrate", "--family", "zimage", "--op", "denoise",
+                         "--model-dir", dir.string(), "--sizes", "64,96",
+                         "--tokens", "8,40", "--steps", "1"});
+  INFO(r.err);
+  REQUIRE(r.exit_code == 0);
+  // Recorded by the directory's name only: the table goes into a repository.
+  CHECK_THAT(r.out, Catch::Contains("--model-dir .../z-image-turbo --sizes "
+                                    "64,96 --tokens 8,40 --dtype float32 "
+                                    "--steps 1") &&
+                        Catch::Contains("#   z-image-turbo float32 64x64 px") &&
+                        !Catch::Contains(models.path()));
+
+  r = run_molddiag({"calibrate", "--family", "zimage", "--op", "denoise",
+                    "--model-dir", dir.string(), "--arch", "tiny"});
+  CHECK(r.exit_code == 2);
+  CHECK_THAT(r.err, Catch::Contains("drop --arch tiny"));
+  r = run_molddiag({"calibrate", "--family", "zimage", "--op", "vae_decode",
+                    "--model-dir", dir.string()});
+  CHECK(r.exit_code == 2);
+  CHECK_THAT(r.err, Catch::Contains("--model-dir is for the per-token ops"));
+  r = run_molddiag({"calibrate", "--family", "zimage", "--op", "denoise",
+                    "--model-dir", (dir / "nowhere").string()});
+  CHECK(r.exit_code == 2);
+  CHECK_THAT(r.err, Catch::Contains("nowhere: no such directory"));
+  r = run_molddiag({"calibrate", "--family", "zimage", "--op", "denoise",
+                    "--dtype", "float64"});
+  CHECK(r.exit_code == 2);
+  CHECK_THAT(r.err, Catch::Contains("--dtype 'float64': give float32, "
+                                    "bfloat16 or float16"));
 }
 
 TEST_CASE("molddiag calibrate --op text_encode measures prompt lengths",
@@ -75,8 +174,10 @@ TEST_CASE("molddiag calibrate --op text_encode measures prompt lengths",
   CHECK_THAT(r.out, Catch::Contains("64x64 px, ") &&
                         Catch::Contains("estimate now") &&
                         Catch::Contains("[text_encode.cpu]") &&
-                        Catch::Contains("bytes_per_token = ") &&
-                        Catch::Contains("arch = \"tiny\""));
+                        Catch::Contains("projection_factor = ") &&
+                        Catch::Contains("attention_factor = ") &&
+                        Catch::Contains("feed_forward_factor = ") &&
+                        !Catch::Contains("arch = "));
 }
 
 TEST_CASE("molddiag calibrate wants more points than constants",
@@ -85,8 +186,7 @@ TEST_CASE("molddiag calibrate wants more points than constants",
                                "text_encode", "--tokens", "8,200"});
   CHECK(r.exit_code == 2);
   CHECK_THAT(r.err, Catch::Contains("--sizes 64 and --tokens 8,200 make 2 "
-                                    "points: fitting the 3 constants wants "
-                                    "at least 4"));
+                                    "points: a fit wants at least 4"));
 }
 
 TEST_CASE(
@@ -113,7 +213,7 @@ TEST_CASE(
   const std::string table = table_text(after, "[denoise.cpu]");
   CHECK_THAT(table, Catch::Contains("--sizes 64,96 --tokens 8,40") &&
                         Catch::Contains("calibrated = true") &&
-                        Catch::Contains("arch = \"tiny\""));
+                        Catch::Contains("rotary_factor = "));
   // Everything before the table, and the text encoder's, as they were.
   CHECK(after.substr(0, after.find("[denoise.cpu]")) ==
         before.substr(0, before.find("[denoise.cpu]")));
@@ -135,8 +235,8 @@ TEST_CASE(
   CHECK_THAT(j["source"].get<std::string>(),
              Catch::Contains("keys set by") &&
                  Catch::Contains("--sizes 64,96 --tokens 8,40"));
-  bool token_term = false;
+  bool attention_term = false;
   for (const auto& t : j["terms"])
-    if (t["constant"] == "bytes_per_token") token_term = t["basis"] > 0;
-  CHECK(token_term);
+    if (t["constant"] == "attention_factor") attention_term = t["basis"] > 0;
+  CHECK(attention_term);
 }

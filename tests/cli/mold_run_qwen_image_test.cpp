@@ -75,10 +75,23 @@ TEST_CASE(
     CHECK(image.height == 320);
     CHECK(image.text.at("variant") == "q4");
   }
+  // Image 2 reuses the conditioning image 1 encoded (the same prompt and
+  // source image), and is the image a run of its seed alone makes.
   CHECK_THAT(r.err, Catch::Contains("[1/2] vision_encode: done") &&
                         Catch::Contains("[1/2] vae_encode: done") &&
-                        Catch::Contains("[2/2] vae_encode: done") &&
+                        Catch::Contains("[2/2] vision_encode: reused (kept "
+                                        "from the last image with this "
+                                        "prompt and these images") &&
+                        Catch::Contains("[2/2] text_encode: reused") &&
+                        Catch::Contains("[2/2] vae_encode: reused") &&
                         Catch::Contains("[2/2] vae_decode: done"));
+  TempDir single;
+  const auto alone = run_mold(edit_args(single, {source}, {"--seed", "1"}));
+  REQUIRE(alone.exit_code == 0);
+  CHECK(
+      mold::read_png(fs::path(single.path()) / "qwen-image-edit-2511-1.png")
+          .rgb ==
+      mold::read_png(fs::path(out.path()) / "qwen-image-edit-2511-1.png").rgb);
 }
 
 TEST_CASE(

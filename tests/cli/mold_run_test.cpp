@@ -138,6 +138,47 @@ TEST_CASE("mold run under a memory limit parks the text encoder and finishes",
   CHECK(fs::exists(fs::path(out.path()) / "z-image-turbo-0.png"));
 }
 
+TEST_CASE(
+    "mold run --batch encodes the prompt once: images 2..N reuse the "
+    "embeddings, with the images of separate runs, and the text encoder "
+    "parked under a limit is not loaded again",
+    "[mold][run][batch][cache]") {
+  TempDir out, single;
+  auto r = run_mold(tiny_args(out, {"--seed", "3", "--batch", "3",
+                                    "--cpu-memory-limit", "26 MiB", "--json"}));
+  INFO(r.err);
+  REQUIRE(r.exit_code == 0);
+  CHECK_THAT(r.err, Catch::Contains("[1/3] text_encode: start") &&
+                        Catch::Contains("[2/3] text_encode: reused (the "
+                                        "embeddings of the last image with "
+                                        "this prompt: ") &&
+                        Catch::Contains("[3/3] text_encode: reused") &&
+                        !Catch::Contains("[2/3] text_encode: start"));
+  const auto report = nlohmann::json::parse(r.out);
+  int encoded = 0, reused = 0;
+  for (const auto& phase : report["phases"]) {
+    if (phase["phase"] != "text_encode") continue;
+    if (phase["status"] == "done") ++encoded;
+    if (phase["status"] == "reused") {
+      ++reused;
+      CHECK(phase["load_seconds"] == 0);
+      CHECK(phase["image"].get<int>() > 0);
+    }
+  }
+  CHECK(encoded == 1);
+  CHECK(reused == 2);
+  // Loaded once: image 1 parked it for the transformer, and no later image
+  // brought it back.
+  const auto& last = report["phases"].back()["residency"];
+  for (const auto& entry : last)
+    if (entry["name"] == "text_encoder") CHECK(entry["loads"] == 1);
+  // The third image is the one a run of its seed alone makes.
+  r = run_mold(tiny_args(single, {"--seed", "5"}));
+  REQUIRE(r.exit_code == 0);
+  CHECK(mold::read_png(fs::path(single.path()) / "z-image-turbo-5.png").rgb ==
+        mold::read_png(fs::path(out.path()) / "z-image-turbo-5.png").rgb);
+}
+
 TEST_CASE("mold run failures are clear and exit with their codes",
           "[mold][run][errors]") {
   TempDir out;

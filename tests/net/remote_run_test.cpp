@@ -70,6 +70,11 @@ TEST_CASE("mold run with MOLD_HOST: the server's images, written here",
   // The same progress lines as the local run, phase by phase.
   CHECK(progress_shape(remote.err) == progress_shape(local.err));
   CHECK_THAT(remote.err, Catch::Contains("[2/2] denoise: step 2/2"));
+  // The server's model kept the prompt's embeddings from the first request,
+  // as the local run's pipeline kept them from its first image.
+  CHECK_THAT(remote.err, Catch::Contains("[2/2] text_encode: reused (the "
+                                         "embeddings of the last image"));
+  CHECK_THAT(local.err, Catch::Contains("[2/2] text_encode: reused"));
   // One request per image, seed + i.
   const std::string log = server.log();
   CHECK_THAT(log, Catch::Contains("\"path\":\"/api/generate/stream\""));

@@ -123,7 +123,10 @@ TEST_CASE(
   const auto remote = run_mold(remote_args, {{"MOLD_HOST", server.host()}});
   INFO(remote.err);
   REQUIRE(remote.exit_code == 0);
-  CHECK_THAT(remote.err, Catch::Contains("[2/2] vae_encode: done"));
+  // The second request has the first's prompt and image: the server's model
+  // reuses their conditioning, as a local batch does.
+  CHECK_THAT(remote.err, Catch::Contains("[1/2] vae_encode: done") &&
+                             Catch::Contains("[2/2] vae_encode: reused"));
   const auto local = run_mold(local_args);
   REQUIRE(local.exit_code == 0);
   for (const char* name :

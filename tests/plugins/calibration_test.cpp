@@ -320,3 +320,131 @@ TEST_CASE("malformed per-token tables name the file, line and key",
   CHECK_THROWS_WITH(CalibrationFile::load(shipped, user),
                     Catch::Contains(user) && Catch::Contains("unknown key"));
 }
+
+TEST_CASE(
+    "a table of stage factors: the largest counted stage, the fixed "
+    "bytes and headroom",
+    "[calibration]") {
+  TempDir dir;
+  const auto path = dir.write("fam.calibration.toml", R"(
+[denoise.cpu]
+attention_factor = 1.5
+feed_forward_factor = 2
+fixed_bytes = 100
+headroom = 1.1
+calibrated = true
+source = "measured"
+)");
+  const auto file = CalibrationFile::load(path);
+  const SequenceModel* denoise = file.find_sequence("denoise", "cpu");
+  REQUIRE(denoise);
+  CHECK(denoise->stage_factors.at("attention") == 1.5);
+  CHECK(denoise->stage_factors.at("feed_forward") == 2);
+
+  SequenceShape shape;
+  shape.stages = {{"attention", 1000, "counted"},
+                  {"feed_forward", 600, "counted"}};
+  Workload w{"fam", "", "denoise", "cpu", "bfloat16", 2, 64, 64};
+  w.arch = "default";
+  const Estimate e = denoise->estimate(w, shape);
+  // max(1.5 x 1000, 2 x 600) = 1500, + 100 x batch 2 = 1700, x 1.1 = 1870.
+  CHECK(e.bytes == 1870);
+  REQUIRE(e.terms.size() == 4);
+  CHECK(e.terms[0].name == "attention");
+  CHECK(e.terms[0].bytes == 1500);
+  CHECK(e.terms[0].constant == "attention_factor");
+  CHECK(e.terms[0].basis == 1000);
+  CHECK(e.terms[1].bytes == 0);  // below the largest stage
+  CHECK(e.terms[1].constant == "feed_forward_factor");
+  CHECK(e.terms[1].basis == 600);
+  CHECK_THAT(e.terms[1].detail, Catch::StartsWith("below the largest stage"));
+  CHECK(e.terms[2].constant == "fixed_bytes");
+  CHECK(e.terms[3].name == "headroom");
+  // Stage counts carry the widths: any architecture is calibrated.
+  CHECK(e.calibrated);
+  w.backend = "cuda";
+  const Estimate borrowed = denoise->estimate(w, shape);
+  CHECK_FALSE(borrowed.calibrated);
+  CHECK_THAT(borrowed.source,
+             Catch::Contains("the cpu factors: not measured on cuda"));
+
+  // A stage the table has no factor for, or a factor for a stage nobody
+  // counts, or per-token constants where the plugin counts stages: refused
+  // by name.
+  w.backend = "cpu";
+  SequenceShape extra = shape;
+  extra.stages.push_back({"rotary", 10, "counted"});
+  CHECK_THROWS_WITH(
+      denoise->estimate(w, extra),
+      Catch::Contains("has no rotary_factor") && Catch::Contains(path));
+  SequenceShape fewer = shape;
+  fewer.stages.pop_back();
+  CHECK_THROWS_WITH(denoise->estimate(w, fewer),
+                    Catch::Contains("has feed_forward_factor") &&
+                        Catch::Contains("counts no stage 'feed_forward'"));
+  SequenceShape per_token;
+  per_token.tokens = 10;
+  per_token.width = 8;
+  per_token.element = 2;
+  CHECK_THROWS_WITH(denoise->estimate(w, per_token),
+                    Catch::Contains("has stage factors (attention_factor)"));
+  const auto mixed = dir.write("mixed.toml", R"(
+[denoise.cpu]
+attention_factor = 1
+bytes_per_token = 3
+)");
+  CHECK_THROWS_WITH(CalibrationFile::load(mixed)
+                        .find_sequence("denoise", "cpu")
+                        ->estimate(w, shape),
+                    Catch::Contains("has per-token constants"));
+}
+
+TEST_CASE("malformed stage factors name the file, line and key",
+          "[calibration]") {
+  TempDir dir;
+  const std::pair<const char*, const char*> cases[] = {
+      {"[denoise.cpu]\nattention_factor = 0\n",
+       ":2: key 'denoise.cpu.attention_factor': must be a positive number"},
+      {"[denoise.cpu]\nattention_factor = \"1\"\n",
+       "denoise.cpu.attention_factor': must be a positive number"},
+      {"[denoise.cpu]\nattention_factor = 1\nbytes_per_pixel = 2\n",
+       "unknown key; known here: bytes_per_token, bytes_per_score, "
+       "fixed_bytes, arch, calibrated, source, headroom, STAGE_factor"},
+      {"[denoise.cpu]\n_factor = 1\n", "denoise.cpu._factor': unknown key"},
+  };
+  for (const auto& [text, expected] : cases) {
+    const auto path = dir.write("bad.calibration.toml", text);
+    INFO(text);
+    CHECK_THROWS_WITH(CalibrationFile::load(path),
+                      Catch::Contains(path) && Catch::Contains(expected));
+  }
+}
+
+TEST_CASE("a VAE table measured in several dtypes has a float32 part",
+          "[calibration]") {
+  TempDir dir;
+  const auto path = dir.write("fam.calibration.toml", R"(
+[vae_decode.cpu]
+bytes_per_pixel = 800
+float32_bytes_per_pixel = 130
+calibrated = true
+)");
+  const auto file = CalibrationFile::load(path);
+  const PixelLinearModel* decode = file.find("vae_decode", "cpu");
+  REQUIRE(decode);
+  Workload w{"fam", "", "vae_decode", "cpu", "bfloat16", 1, 256, 128};
+  const Estimate e = decode->estimate(w);
+  // 800 x 32768 px x 2 B + 130 x 32768 px x 4 B.
+  CHECK(e.bytes == 800ull * 32768 * 2 + 130ull * 32768 * 4);
+  REQUIRE(e.terms.size() == 2);
+  CHECK(e.terms[1].constant == "float32_bytes_per_pixel");
+  CHECK(e.terms[1].basis == 32768.0 * 4);
+  w.dtype = "float32";
+  CHECK(decode->estimate(w).bytes == (800ull + 130) * 32768 * 4);
+  const auto bad = dir.write("bad.toml",
+                             "[vae_decode.cpu]\nbytes_per_pixel = 1\n"
+                             "float32_bytes_per_pixel = -1\n");
+  CHECK_THROWS_WITH(CalibrationFile::load(bad),
+                    Catch::Contains("float32_bytes_per_pixel': must be a "
+                                    "number of at least 0"));
+}

@@ -159,6 +159,19 @@ class JobObserver final : public mold::RunObserver {
            {"parked", e.parked},
            {"residency", residency_json(e.residency)}});
     }
+    if (e.stage == mold::PhaseStage::reused)  // nothing ran: no peak
+      record_["phases"].push_back(
+          {{"phase", e.phase},
+           {"component", e.component},
+           {"status", std::string(mold::to_string(e.stage))},
+           {"seconds", 0},
+           {"estimate_bytes", 0},
+           {"working_peak_bytes", 0},
+           {"before", Json::parse(mold::memory_stats_json(e.before))},
+           {"after", Json::parse(mold::memory_stats_json(e.after))},
+           {"parked", e.parked},
+           {"residency", residency_json(e.residency)},
+           {"detail", e.detail}});
     if (job_.callbacks.on_phase) job_.callbacks.on_phase(e);
   }
 

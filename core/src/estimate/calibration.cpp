@@ -71,7 +71,8 @@ void apply_table(PixelLinearModel& model, const fs::path& file,
   const std::string prefix = model.op + "." + model.backend;
   toml_reader::require_known_keys(
       file, table, prefix,
-      {"bytes_per_pixel", "calibrated", "source", "points", "headroom"});
+      {"bytes_per_pixel", "float32_bytes_per_pixel", "calibrated", "source",
+       "points", "headroom"});
   if (starts_model)
     model.file = file;
   else
@@ -85,6 +86,9 @@ void apply_table(PixelLinearModel& model, const fs::path& file,
         "is missing: every [op.backend] table needs bytes_per_pixel (or, "
         "for a text encoder or denoiser, bytes_per_token)");
   }
+  if (const toml::node* k = table.get("float32_bytes_per_pixel"))
+    model.float32_bytes_per_pixel =
+        nonnegative_number(file, *k, prefix + ".float32_bytes_per_pixel");
   apply_common_keys(file, table, prefix, model.calibrated, model.source,
                     model.headroom);
   if (const toml::node* points = table.get("points")) {
@@ -107,21 +111,43 @@ void apply_table(PixelLinearModel& model, const fs::path& file,
   }
 }
 
+constexpr std::string_view kFactorSuffix = "_factor";
+constexpr std::size_t kFactorSuffixSize = kFactorSuffix.size();
+
+// "attention_factor": a stage's factor (SequenceModel::stage_factors).
+bool is_stage_factor_key(const std::string& key) {
+  return key.size() > kFactorSuffixSize &&
+         key.compare(key.size() - kFactorSuffixSize, kFactorSuffixSize,
+                     kFactorSuffix) == 0;
+}
+
 // A table of the per-token kind: one that names any key only that kind has.
 bool is_sequence_table(const toml::table& table) {
   for (const char* key :
        {"bytes_per_token", "bytes_per_score", "fixed_bytes", "arch"})
     if (table.contains(key)) return true;
+  for (const auto& [key, node] : table)
+    if (is_stage_factor_key(std::string(key.str()))) return true;
   return false;
 }
 
 void apply_table(SequenceModel& model, const fs::path& file,
                  const toml::table& table, bool starts_model) {
   const std::string prefix = model.op + "." + model.backend;
+  // Stage factors ("attention_factor") first: their names are the plugin's.
+  toml::table rest = table;
+  for (const auto& [key, node] : table) {
+    const std::string name(key.str());
+    if (!is_stage_factor_key(name)) continue;
+    const std::string stage = name.substr(0, name.size() - kFactorSuffixSize);
+    model.stage_factors[stage] =
+        positive_number(file, node, prefix + "." + name);
+    rest.erase(name);
+  }
   toml_reader::require_known_keys(
-      file, table, prefix,
+      file, rest, prefix,
       {"bytes_per_token", "bytes_per_score", "fixed_bytes", "arch",
-       "calibrated", "source", "headroom"});
+       "calibrated", "source", "headroom", "STAGE_factor"});
   if (starts_model)
     model.file = file;
   else
@@ -129,11 +155,13 @@ void apply_table(SequenceModel& model, const fs::path& file,
   if (const toml::node* k = table.get("bytes_per_token")) {
     model.bytes_per_token =
         nonnegative_number(file, *k, prefix + ".bytes_per_token");
-  } else if (starts_model) {
+  } else if (starts_model && model.stage_factors.empty()) {
     throw ConfigError(file, toml_reader::line_of(table),
                       prefix + ".bytes_per_token",
                       "is missing: a table with bytes_per_score, fixed_bytes "
-                      "or arch is per token and needs bytes_per_token");
+                      "or arch is per token and needs bytes_per_token (or, "
+                      "where the plugin counts its stages, a factor per "
+                      "stage such as attention_factor)");
   }
   if (const toml::node* k = table.get("bytes_per_score"))
     model.bytes_per_score =
@@ -267,7 +295,22 @@ Estimate PixelLinearModel::estimate(const Workload& workload) const {
       detail, "bytes_per_pixel",
       pixels * double(element) * double(workload.batch) *
           double(workload.frames));
-  estimate.bytes = estimate.terms.front().bytes;
+  if (float32_bytes_per_pixel > 0) {
+    const double basis =
+        pixels * 4.0 * double(workload.batch) * double(workload.frames);
+    estimate.terms.emplace_back(
+        "float32 activations" + area_note,
+        bytes_from_double(float32_bytes_per_pixel * basis,
+                          "the estimate of " + workload.describe()),
+        fmt::format("{:g} B/px/float32-byte x {:.0f} px x 4 B (computed in "
+                    "float32 in every dtype) x batch {}{}",
+                    float32_bytes_per_pixel, pixels, workload.batch,
+                    workload.frames != 1
+                        ? fmt::format(" x {} frames", workload.frames)
+                        : std::string()),
+        "float32_bytes_per_pixel", basis);
+  }
+  for (const auto& t : estimate.terms) estimate.bytes += t.bytes;
   estimate.calibrated = calibrated;
   estimate.source = fmt::format("{} [{}.{}]{}{}", file.filename().string(), op,
                                 backend, source.empty() ? "" : ": ", source);

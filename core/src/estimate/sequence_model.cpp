@@ -2,11 +2,101 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
+
+#include "mold/base/error.hpp"
+
 namespace mold {
+
+namespace {
+
+std::string table_name(const SequenceModel& m) {
+  return fmt::format("[{}.{}] of {}", m.op, m.backend, m.file.string());
+}
+
+}  // namespace
+
+Estimate SequenceModel::staged_estimate(const Workload& workload,
+                                        const SequenceShape& shape) const {
+  const std::string what = "the estimate of " + workload.describe();
+  if (bytes_per_token > 0 || bytes_per_score > 0)
+    throw InvalidArgument(fmt::format(
+        "{} has per-token constants (bytes_per_token, bytes_per_score), but "
+        "the {} plugin counts the stages of {}: give stage factors ({}) "
+        "instead (molddiag calibrate --op {} writes them)",
+        table_name(*this), workload.family, op,
+        shape.stages.front().name + "_factor", op));
+  for (const auto& [name, factor] : stage_factors) {
+    const bool counted =
+        std::any_of(shape.stages.begin(), shape.stages.end(),
+                    [&](const SequenceStage& s) { return s.name == name; });
+    if (!counted)
+      throw InvalidArgument(fmt::format(
+          "{} has {}_factor, but the {} plugin counts no stage '{}' in {}",
+          table_name(*this), name, workload.family, name, op));
+  }
+  Estimate e;
+  const SequenceStage* largest = nullptr;
+  double largest_bytes = -1;
+  for (const auto& stage : shape.stages) {
+    const auto factor = stage_factors.find(stage.name);
+    if (factor == stage_factors.end())
+      throw InvalidArgument(fmt::format(
+          "{} has no {}_factor: the {} plugin counts a stage '{}' in {} "
+          "(measure it with molddiag calibrate --family {} --op {})",
+          table_name(*this), stage.name, workload.family, stage.name, op,
+          workload.family, op));
+    const double bytes = factor->second * stage.bytes;
+    if (bytes > largest_bytes) {
+      largest_bytes = bytes;
+      largest = &stage;
+    }
+  }
+  // The op peaks at its largest stage: that one is the estimate; the others
+  // are listed at 0 bytes, with what they would need.
+  for (const auto& stage : shape.stages) {
+    const double factor = stage_factors.at(stage.name);
+    const bool peak = &stage == largest;
+    e.terms.emplace_back(
+        stage.name,
+        peak ? bytes_from_double(factor * stage.bytes, what) : Bytes(0),
+        fmt::format("{}{:g} x {}{}", peak ? "" : "below the largest stage: ",
+                    factor, stage.detail, peak ? " (the largest stage)" : ""),
+        stage.name + "_factor", stage.bytes);
+  }
+  // What no count sees (small tensors, the libraries' scratch), per batch
+  // item.
+  const double batch = double(workload.batch);
+  e.terms.emplace_back(
+      "fixed", bytes_from_double(fixed_bytes * batch, what),
+      fmt::format("{:g} B x batch {}", fixed_bytes, workload.batch),
+      "fixed_bytes", batch);
+  e.terms.emplace_back(
+      "headroom",
+      bytes_from_double((largest_bytes + fixed_bytes * batch) * (headroom - 1),
+                        what),
+      fmt::format("x{:g} of the largest stage and the fixed bytes", headroom));
+  for (const auto& t : e.terms) e.bytes += t.bytes;
+  e.calibrated = calibrated && workload.backend == backend;
+  e.source = fmt::format("{} [{}.{}]{}{}", file.filename().string(), op,
+                         backend, source.empty() ? "" : ": ", source);
+  if (workload.backend != backend)
+    e.source += fmt::format(" (the {} factors: not measured on {})", backend,
+                            workload.backend);
+  if (!overridden_by.empty())
+    e.source += fmt::format(" (keys set by {})", overridden_by.string());
+  return e;
+}
 
 Estimate SequenceModel::estimate(const Workload& workload,
                                  const SequenceShape& shape) const {
   workload.validate();
+  if (!shape.stages.empty()) return staged_estimate(workload, shape);
+  if (!stage_factors.empty())
+    throw InvalidArgument(fmt::format(
+        "{} has stage factors ({}_factor), but the {} plugin estimates {} "
+        "per token: give bytes_per_token and bytes_per_score instead",
+        table_name(*this), stage_factors.begin()->first, workload.family, op));
   const double batch = double(workload.batch);
   const std::string what = "the estimate of " + workload.describe();
   Estimate e;

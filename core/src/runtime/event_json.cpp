@@ -140,11 +140,13 @@ MemoryStats memory_from(const Json& object, const std::string& where) {
 }
 
 PhaseStage stage_from(const std::string& text) {
-  for (const PhaseStage stage : {PhaseStage::start, PhaseStage::step,
-                                 PhaseStage::done, PhaseStage::failed})
+  for (const PhaseStage stage :
+       {PhaseStage::start, PhaseStage::step, PhaseStage::done,
+        PhaseStage::failed, PhaseStage::reused})
     if (text == to_string(stage)) return stage;
   bad("status",
-      fmt::format("\"{}\" is not one of start, step, done, failed", text));
+      fmt::format("\"{}\" is not one of start, step, done, failed, reused",
+                  text));
 }
 
 Residency residency_from(const std::string& text, const std::string& where) {

@@ -20,6 +20,8 @@ std::string_view to_string(PhaseStage stage) {
     return "done";
   case PhaseStage::failed:
     return "failed";
+  case PhaseStage::reused:
+    return "reused";
   }
   return "?";
 }
@@ -73,6 +75,22 @@ Estimate RunContext::estimate(const Workload& workload) const {
     return none;
   }
   return registry_.estimate(workload);
+}
+
+void RunContext::reuse_phase(const PlannedPhase& phase, std::string detail) {
+  PhaseEvent event;
+  event.image = image_;
+  event.images = images_;
+  event.phase = phase.phase;
+  event.component = phase.component;
+  event.workload = phase.workload;
+  event.stage = PhaseStage::reused;
+  event.steps = phase.steps;
+  event.estimate.source = "reused: nothing runs";
+  event.before = event.after = backend().stats();
+  event.residency = cache_.entries();
+  event.detail = std::move(detail);
+  emit(event);
 }
 
 void RunContext::run_phase(const PlannedPhase& phase,

@@ -72,6 +72,9 @@ void ProgressPrinter::on_phase(const PhaseEvent& e) {
   case PhaseStage::failed:
     out_ << fmt::format("{} failed after {:.2f} s\n", head, e.seconds);
     break;
+  case PhaseStage::reused:
+    out_ << fmt::format("{} reused ({})\n", head, e.detail);
+    break;
   }
   out_.flush();
 }

@@ -49,6 +49,12 @@ struct CalibrateRequest {
   std::string model;        ///< --model: the family's model to run
   std::string images_text;  ///< --images: source images per run (edits)
   std::vector<int> images;
+  std::string dtypes_text = "float32";  ///< --dtype: a comma-separated list
+  std::vector<std::string> dtypes;
+  std::string model_dir;  ///< --model-dir (per-token ops)
+  /// --points-from: JSON outputs of earlier runs whose points join the fit.
+  std::vector<std::string> points_from;
+  int steps = 2;  ///< --steps (per-token ops)
   double headroom = 1.05;
   std::string write;  ///< the calibration file to update; empty: none
   bool json = false, verbose = false;
@@ -56,6 +62,7 @@ struct CalibrateRequest {
 
 /// One measured size.
 struct Point {
+  std::string dtype;
   int size;
   mold::Bytes peak;
   double implied;  // peak / (pixels x element size)
@@ -69,6 +76,7 @@ struct Point {
 struct CalibrateResult {
   std::vector<Point> points;   ///< vae_*
   double bytes_per_pixel = 0;  ///< the largest point's, times the headroom
+  double float32_bytes_per_pixel = 0;    ///< several dtypes: the float32 part
   std::vector<PhasePoint> phase_points;  ///< text_encode, denoise
   ConstantFit fit;                       ///< text_encode, denoise
   std::string command;  ///< the command line recorded in the block
@@ -115,27 +123,32 @@ tools::Parsed<CalibrateRequest> parse(const std::vector<std::string>& args) {
   po::options_description options(
       "molddiag calibrate --family F --op OP [--sizes 128,256,384] [--tokens "
       "16,160]\n"
-      "                   [--arch default|tiny] [--write calibration.toml] "
-      "[--json]\n\n"
-      "Measures an operation's working memory on the cpu backend (float32, "
-      "seeded\n"
-      "weights) as the peak bytes above what was live before (the tracking "
-      "allocator's\n"
-      "count), and fits the constants of its estimate:\n"
+      "                   [--arch default|tiny | --model-dir DIR] [--dtype "
+      "float32,bfloat16]\n"
+      "                   [--points-from FILE.json] [--write "
+      "calibration.toml] [--json]\n\n"
+      "Measures an operation's working memory on the cpu backend (seeded "
+      "weights, or a\n"
+      "model directory's) in each --dtype as the peak bytes above what was "
+      "live before\n"
+      "(the tracking allocator's count), and fits the constants of its "
+      "estimate:\n"
       "  vae_decode, vae_encode  the family's VAE at each size: bytes per "
       "pixel per\n"
-      "                          element byte (published architecture "
-      "only).\n"
-      "  text_encode, denoise    the family's pipeline, one step, at each "
-      "size and prompt\n"
-      "                          of --tokens words (one token each, plus "
-      "the chat\n"
-      "                          template's): bytes per token and per "
-      "attention score,\n"
-      "                          fitted to cover every point (architecture "
-      "tiny unless\n"
-      "                          --arch says otherwise; the table records "
-      "it).\n"
+      "                          element byte, and with several dtypes per "
+      "float32 byte\n"
+      "                          (published architecture only).\n"
+      "  text_encode, denoise    the family's pipeline at each size and "
+      "prompt of --tokens\n"
+      "                          words (one token each, plus the chat "
+      "template's): a factor\n"
+      "                          per counted stage (or bytes per token and "
+      "per attention\n"
+      "                          score), fitted to cover every point and "
+      "those of\n"
+      "                          --points-from (architecture tiny unless "
+      "--arch or\n"
+      "                          --model-dir says otherwise).\n"
       "With --write, replaces the [op.cpu] table of that calibration file "
       "(other tables\n"
       "and comments are kept) with the constants, the points, headroom and "
@@ -164,7 +177,20 @@ tools::Parsed<CalibrateRequest> parse(const std::vector<std::string>& args) {
       "the family's model to run (per-token ops; default: its first)")(
       "images", po::value(&r.images_text),
       "source images per run, e.g. 1,2,3 (edit models; each a square of the "
-      "run's size)")("json", po::bool_switch(&r.json), "print JSON");
+      "run's size)")(
+      "dtype", po::value(&r.dtypes_text)->default_value("float32"),
+      "float32, bfloat16 or float16, or several separated by commas: each "
+      "point is measured in each, and one fit covers them all")(
+      "model-dir", po::value(&r.model_dir),
+      "a diffusers-format model directory to load instead of seeded weights "
+      "(per-token ops; its config.json files give the architecture)")(
+      "steps", po::value(&r.steps)->default_value(2),
+      "denoising steps per run (per-token ops)")(
+      "points-from", po::value(&r.points_from),
+      "the --json output of an earlier run of this family and op: its "
+      "points join this run's in the fit (repeatable; per-token ops), e.g. "
+      "a published directory's measured in bfloat16 beside the tiny "
+      "architecture's")("json", po::bool_switch(&r.json), "print JSON");
   tools::add_host_options(options, r.host);
   const auto vm = tools::parse_args(args, options);
   if (vm.count("help")) {
@@ -186,6 +212,51 @@ tools::Parsed<CalibrateRequest> parse(const std::vector<std::string>& args) {
     r.sizes_text = !sequence                     ? "128,256,384"
                    : r.op == mold::ops::kDenoise ? "64,192,384"
                                                  : "64";
+  {
+    std::stringstream ss(r.dtypes_text);
+    std::string item;
+    while (std::getline(ss, item, ',')) {
+      if (item != "float32" && item != "bfloat16" && item != "float16")
+        throw tools::UsageError(fmt::format(
+            "--dtype '{}': give float32, bfloat16 or float16, or several "
+            "separated by commas",
+            r.dtypes_text));
+      if (std::find(r.dtypes.begin(), r.dtypes.end(), item) == r.dtypes.end())
+        r.dtypes.push_back(item);
+    }
+    if (r.dtypes.empty()) throw tools::UsageError("--dtype is empty");
+  }
+  if (!r.model_dir.empty()) {
+    if (!sequence)
+      throw tools::UsageError(
+          "--model-dir is for the per-token ops (text_encode, denoise, ...): "
+          "a VAE is measured alone, at --arch default");
+    if (!r.arch.empty())
+      throw tools::UsageError(
+          "--model-dir and --arch: the directory's config.json files give "
+          "the architecture; drop --arch " +
+          r.arch);
+    if (!std::filesystem::is_directory(r.model_dir))
+      throw tools::UsageError(fmt::format(
+          "--model-dir {}: no such directory (give a diffusers-format model "
+          "directory)",
+          r.model_dir));
+    r.arch = "default";
+  }
+  if (!r.points_from.empty() && !sequence)
+    throw tools::UsageError(
+        "--points-from is for the per-token ops (text_encode, denoise, ...)");
+  for (const auto& file : r.points_from) {
+    const std::string type = mold::describe_file_type(file);
+    if (type != "a regular file")
+      throw tools::UsageError(
+          type == "missing"
+              ? fmt::format("--points-from {}: no such file", file)
+              : fmt::format("--points-from {} is {}, not a JSON file", file,
+                            type));
+  }
+  if (r.steps < 1 || r.steps > 100)
+    throw tools::UsageError(fmt::format("--steps {}: give 1 to 100", r.steps));
   if (r.arch.empty()) r.arch = sequence ? "tiny" : "default";
   if (r.arch != "default" && r.arch != "tiny")
     throw tools::UsageError(
@@ -197,15 +268,15 @@ tools::Parsed<CalibrateRequest> parse(const std::vector<std::string>& args) {
     r.sizes = parse_list("--sizes", r.sizes_text, 16, 2048, "64,192,384");
     if (!r.images_text.empty())
       r.images = parse_list("--images", r.images_text, 1, 8, "1,2,3");
-    // A per-token table has three constants (bytes_per_token,
-    // bytes_per_score, fixed_bytes); a fit is tested only by a point more.
+    // A fit is tested by points beyond the few that decide it; points of
+    // an earlier run (--points-from) count too.
     const std::size_t points = r.sizes.size() * r.tokens.size() *
-                               std::max<std::size_t>(1, r.images.size());
-    if (points < 4)
+                               std::max<std::size_t>(1, r.images.size()) *
+                               r.dtypes.size();
+    if (points < 4 && r.points_from.empty())
       throw tools::UsageError(fmt::format(
-          "--sizes {} and --tokens {} make {} point{}: fitting the 3 "
-          "constants wants at least 4 (each size is run with each prompt "
-          "length)",
+          "--sizes {} and --tokens {} make {} point{}: a fit wants at least "
+          "4 (each size is run with each prompt length and dtype)",
           r.sizes_text, r.tokens_text, points, points == 1 ? "" : "s"));
   } else {
     if (!r.tokens_text.empty())
@@ -299,66 +370,205 @@ CalibrateResult run(const tools::Host& host, const CalibrateRequest& request,
   at::Generator generator = at::detail::createCPUGenerator(1);
   CalibrateResult result;
   std::vector<Point>& points = result.points;
-  for (const int size : request.sizes) {
-    const bool decode = request.op == mold::ops::kVaeDecode;
-    if (request.arch == "default") {  // the estimators describe this one only
-      mold::Workload w;
-      w.family = request.family;
-      w.op = request.op;
-      w.backend = "cpu";
-      w.dtype = "float32";
-      w.height = w.width = size;
-      failure.workload = w;
+  for (const std::string& dtype_name : request.dtypes) {
+    const at::ScalarType dtype = dtype_name == "bfloat16"  ? at::kBFloat16
+                                 : dtype_name == "float16" ? at::kHalf
+                                                           : at::kFloat;
+    vae->to(c10::Device(c10::kCPU), dtype);
+    for (const int size : request.sizes) {
+      const bool decode = request.op == mold::ops::kVaeDecode;
+      if (request.arch == "default") {  // the estimators describe this one
+        mold::Workload w;
+        w.family = request.family;
+        w.op = request.op;
+        w.backend = "cpu";
+        w.dtype = dtype_name;
+        w.height = w.width = size;
+        failure.workload = w;
+      }
+      const at::Tensor input =
+          (decode ? at::randn({1, vae->latent_channels(), size / 8, size / 8},
+                              generator, at::kFloat)
+                  : at::rand({1, 3, size, size}, generator, at::kFloat) * 2 - 1)
+              .to(dtype);
+      const mold::Bytes live = cpu->stats().allocated;
+      const mold::Bytes rss_before = mold::read_host_rss();
+      const bool rss_peak_known = mold::reset_host_peak_rss();
+      cpu->reset_peak();
+      const auto start = std::chrono::steady_clock::now();
+      {
+        const at::Tensor out =
+            decode ? vae->decode(input, {}) : vae->encode(input, {});
+      }
+      const double seconds = std::chrono::duration<double>(
+                                 std::chrono::steady_clock::now() - start)
+                                 .count();
+      const mold::Bytes peak = cpu->stats().peak_allocated - live;
+      const mold::Bytes rss_peak = mold::read_host_peak_rss();
+      points.push_back(
+          {dtype_name, size, peak,
+           double(peak) /
+               (double(size) * size * double(at::elementSize(dtype))),
+           seconds,
+           rss_peak_known && rss_peak > rss_before ? rss_peak - rss_before
+                                                   : 0});
+      if (on_point) on_point(points.back());
     }
-    const at::Tensor input =
-        decode ? at::randn({1, vae->latent_channels(), size / 8, size / 8},
-                           generator, at::kFloat)
-               : at::rand({1, 3, size, size}, generator, at::kFloat) * 2 - 1;
-    const mold::Bytes live = cpu->stats().allocated;
-    const mold::Bytes rss_before = mold::read_host_rss();
-    const bool rss_peak_known = mold::reset_host_peak_rss();
-    cpu->reset_peak();
-    const auto start = std::chrono::steady_clock::now();
-    {
-      const at::Tensor out =
-          decode ? vae->decode(input, {}) : vae->encode(input, {});
-    }
-    const double seconds =
-        std::chrono::duration<double>(std::chrono::steady_clock::now() - start)
-            .count();
-    const mold::Bytes peak = cpu->stats().peak_allocated - live;
-    const mold::Bytes rss_peak = mold::read_host_peak_rss();
-    points.push_back(
-        {size, peak, double(peak) / (double(size) * size * 4), seconds,
-         rss_peak_known && rss_peak > rss_before ? rss_peak - rss_before : 0});
-    if (on_point) on_point(points.back());
   }
-  double max_k = 0;
-  for (const auto& p : points) max_k = std::max(max_k, p.implied);
-  result.bytes_per_pixel = std::ceil(max_k * request.headroom);
-
   const std::string date = today();
   result.command = fmt::format(
-      "molddiag calibrate --family {} --op {} --sizes {} --headroom {:g}",
-      request.family, request.op, request.sizes_text, request.headroom);
+      "molddiag calibrate --family {} --op {} --sizes {} --dtype {} "
+      "--headroom {:g}",
+      request.family, request.op, request.sizes_text, request.dtypes_text,
+      request.headroom);
   std::string& block = result.block;
   block = fmt::format("[{}.cpu]\n", request.op);
   block += fmt::format("# measured by: {} ({}, {})\n", result.command,
                        cpu->device_name(), date);
+  if (request.dtypes.size() == 1) {
+    double max_k = 0;
+    for (const auto& p : points) max_k = std::max(max_k, p.implied);
+    result.bytes_per_pixel = std::ceil(max_k * request.headroom);
+    block += fmt::format("bytes_per_pixel = {:g}\npoints = [",
+                         result.bytes_per_pixel);
+    for (std::size_t i = 0; i < points.size(); ++i)
+      block += fmt::format("{}[{}, {:.1f}]", i ? ", " : "",
+                           points[i].size * points[i].size, points[i].implied);
+    block += "]\n";
+  } else {
+    // bytes/px = k x element + k32 x 4 (the part computed in float32 in
+    // every dtype): the non-negative (k, k32) nearest every point in
+    // squared relative error, raised until every point is covered.
+    double aa = 0, ab = 0, bb = 0, ay = 0, by = 0;
+    for (const auto& p : points) {
+      const double e = double(mold::dtype_size(p.dtype));
+      const double y = std::max(p.implied * e, 1e-9);  // bytes per pixel
+      const double u = e / y, v = 4 / y;               // rows scaled by 1/y
+      aa += u * u;
+      ab += u * v;
+      bb += v * v;
+      ay += u;
+      by += v;
+    }
+    const double det = aa * bb - ab * ab;
+    double k = 0, k32 = 0;
+    if (std::abs(det) > 1e-12) {
+      k = (ay * bb - ab * by) / det;
+      k32 = (aa * by - ab * ay) / det;
+    }
+    if (!(k >= 0 && k32 >= 0)) {  // one constant alone, the better of the two
+      const double k_only = ay / aa, k32_only = by / bb;
+      double error_k = 0, error_k32 = 0;
+      for (const auto& p : points) {
+        const double e = double(mold::dtype_size(p.dtype));
+        const double y = std::max(p.implied * e, 1e-9);
+        error_k += std::pow(k_only * e / y - 1, 2);
+        error_k32 += std::pow(k32_only * 4 / y - 1, 2);
+      }
+      k = error_k <= error_k32 ? k_only : 0;
+      k32 = error_k <= error_k32 ? 0 : k32_only;
+    }
+    double cover = 1;
+    for (const auto& p : points) {
+      const double e = double(mold::dtype_size(p.dtype));
+      cover = std::max(cover, p.implied * e / (k * e + k32 * 4));
+    }
+    result.bytes_per_pixel = std::ceil(k * cover * request.headroom);
+    result.float32_bytes_per_pixel = std::ceil(k32 * cover * request.headroom);
+    block += "# dtype, size: measured bytes per pixel -> the fit (ratio)\n";
+    for (const auto& p : points) {
+      const double e = double(mold::dtype_size(p.dtype));
+      const double fit =
+          result.bytes_per_pixel * e + result.float32_bytes_per_pixel * 4;
+      block += fmt::format("#   {} {}x{}: {:.1f} -> {:g} ({:.3f})\n", p.dtype,
+                           p.size, p.size, p.implied * e, fit,
+                           fit / (p.implied * e));
+    }
+    block += fmt::format(
+        "bytes_per_pixel = {:g}\nfloat32_bytes_per_pixel = "
+        "{:g}\n",
+        result.bytes_per_pixel, result.float32_bytes_per_pixel);
+  }
   block +=
-      fmt::format("bytes_per_pixel = {:g}\npoints = [", result.bytes_per_pixel);
-  for (std::size_t i = 0; i < points.size(); ++i)
-    block += fmt::format("{}[{}, {:.1f}]", i ? ", " : "",
-                         points[i].size * points[i].size, points[i].implied);
-  block +=
-      fmt::format("]\nheadroom = {:g}\ncalibrated = true\n", request.headroom);
+      fmt::format("headroom = {:g}\ncalibrated = true\n", request.headroom);
   block += fmt::format(
-      "source = \"{} on {}, float32, peak bytes of the cpu backend's tracking "
+      "source = \"{} on {}, {}, peak bytes of the cpu backend's tracking "
       "allocator ({})\"\n",
-      result.command, cpu->device_name(), date);
+      result.command, cpu->device_name(), request.dtypes_text, date);
   if (!request.write.empty())
     write_table(request.write, request.op + ".cpu", block);
   return result;
+}
+
+/// The points of an earlier run's --json output, their bases in the order of
+/// `names` (this build's estimate's constants). Throws mold::Error naming
+/// the file and what is wrong.
+std::vector<PhasePoint> read_points(const std::string& file,
+                                    const CalibrateRequest& request,
+                                    const std::vector<std::string>& names) {
+  std::ifstream in(file);
+  nlohmann::json j;
+  try {
+    j = nlohmann::json::parse(in);
+  } catch (const nlohmann::json::exception&) {
+    throw mold::Error(fmt::format(
+        "--points-from {}: not JSON (give the output of molddiag calibrate "
+        "--json)",
+        file));
+  }
+  auto fail = [&](const std::string& what) {
+    return mold::Error(fmt::format("--points-from {}: {}", file, what));
+  };
+  if (!j.is_object() || !j.contains("points") || !j["points"].is_array())
+    throw fail(
+        "no \"points\" array (give the output of molddiag calibrate "
+        "--json)");
+  if (j.value("family", "") != request.family ||
+      j.value("op", "") != request.op)
+    throw fail(fmt::format("its points are of {} {}, not {} {}",
+                           j.value("family", "?"), j.value("op", "?"),
+                           request.family, request.op));
+  std::vector<PhasePoint> points;
+  const std::string label =
+      std::filesystem::path(file).filename().string() + ": ";
+  for (std::size_t i = 0; i < j["points"].size(); ++i) {
+    const auto& item = j["points"][i];
+    try {
+      PhasePoint p;
+      p.dtype = item.at("dtype").get<std::string>();
+      p.size = item.at("size").get<int>();
+      p.words = item.at("words").get<int>();
+      p.tokens = item.at("tokens").get<int>();
+      p.images = item.value("images", 0);
+      p.peak = item.at("peak_bytes").get<mold::Bytes>();
+      p.weights = label + item.value("weights", std::string("?"));
+      const auto& bases = item.at("bases");
+      std::vector<std::string> have;
+      for (const auto& [name, value] : bases.items()) have.push_back(name);
+      std::vector<std::string> want = names;
+      std::sort(have.begin(), have.end());
+      std::sort(want.begin(), want.end());
+      if (have != want) {
+        std::string list;
+        for (const auto& n : have) list += (list.empty() ? "" : ", ") + n;
+        std::string wanted;
+        for (const auto& n : want) wanted += (wanted.empty() ? "" : ", ") + n;
+        throw fail(fmt::format(
+            "point {} was measured with the terms {}; this build's estimate "
+            "has {}: measure it again",
+            i + 1, list, wanted));
+      }
+      for (const auto& name : names)
+        p.bases.emplace_back(name, bases.at(name).get<double>());
+      points.push_back(std::move(p));
+    } catch (const nlohmann::json::exception& e) {
+      throw fail(
+          fmt::format("point {} is not a point of molddiag calibrate "
+                      "--json ({})",
+                      i + 1, e.what()));
+    }
+  }
+  return points;
 }
 
 /// text_encode, denoise: the pipeline's phase at each (size, words), the
@@ -367,46 +577,76 @@ CalibrateResult run_sequence(
     const tools::Host& host, const CalibrateRequest& request,
     const std::function<void(const PhasePoint&)>& on_point) {
   CalibrateResult result;
-  PhaseCalibration calibration{request.family, request.op,     request.arch,
-                               request.sizes,  request.tokens, request.model,
-                               request.images};
+  PhaseCalibration calibration{
+      request.family,    request.op,    request.arch,   request.sizes,
+      request.tokens,    request.model, request.images, request.dtypes,
+      request.model_dir, request.steps};
   result.phase_points = measure_phase(host, calibration, on_point);
+  std::vector<std::string> names;
+  for (const auto& [name, basis] : result.phase_points.front().bases)
+    names.push_back(name);
+  for (const auto& file : request.points_from)
+    for (auto& p : read_points(file, request, names))
+      result.phase_points.push_back(std::move(p));
   result.fit = fit_constants(result.phase_points);
   const std::string device = mold::CpuBackend::instance()->device_name();
   const std::string date = today();
+  // Files by name only: the table goes into a repository.
+  auto name_of = [](const std::string& path) {
+    const std::string name =
+        std::filesystem::path(path).lexically_normal().filename().string();
+    return name.empty() ? path : name;
+  };
+  std::string sources;
+  for (const auto& file : request.points_from)
+    sources += " --points-from " + name_of(file);
   result.command = fmt::format(
-      "molddiag calibrate --family {} --op {} --arch {}{}{} --sizes {} "
-      "--tokens {} --headroom {:g}",
-      request.family, request.op, request.arch,
+      "molddiag calibrate --family {} --op {} {}{}{} --sizes {} --tokens {} "
+      "--dtype {} --steps {} --headroom {:g}{}",
+      request.family, request.op,
+      request.model_dir.empty()
+          ? "--arch " + request.arch
+          : "--model-dir .../" + name_of(request.model_dir),
       request.model.empty() ? "" : " --model " + request.model,
       request.images_text.empty() ? "" : " --images " + request.images_text,
-      request.sizes_text, request.tokens_text, request.headroom);
+      request.sizes_text, request.tokens_text, request.dtypes_text,
+      request.steps, request.headroom, sources);
   std::string& block = result.block;
   block = fmt::format("[{}.cpu]\n", request.op);
   block +=
       fmt::format("# measured by: {} ({}, {})\n", result.command, device, date);
   block +=
-      "# size, tokens: measured working memory -> the fit x headroom "
+      "# weights, dtype, size, tokens: measured working memory -> the fit x "
+      "headroom "
       "(ratio)\n";
   for (const auto& p : result.phase_points) {
     const double estimate = fitted_bytes(result.fit, p) * request.headroom;
-    block += fmt::format("#   {}x{} px, {} tokens{}: {} -> {} ({:.3f})\n",
-                         p.size, p.size, p.tokens,
+    block += fmt::format("#   {} {} {}x{} px, {} tokens{}: {} -> {} ({:.3f})\n",
+                         p.weights, p.dtype, p.size, p.size, p.tokens,
                          p.images ? fmt::format(", {} image{}", p.images,
                                                 p.images > 1 ? "s" : "")
                                   : "",
                          p.peak, std::llround(estimate),
                          estimate / double(std::max<mold::Bytes>(p.peak, 1)));
   }
+  for (const auto& name : result.fit.never_largest)
+    block += fmt::format(
+        "# {}: its stage was the largest at no point; the largest factor "
+        "of the measured stages, or less where that would take a point "
+        "over\n",
+        name);
   for (const auto& [name, value] : result.fit.constants)
     block += fmt::format("{} = {:.6g}\n", name, value);
-  block += fmt::format("arch = \"{}\"\nheadroom = {:g}\ncalibrated = true\n",
-                       request.arch, request.headroom);
+  // Stage factors hold for every architecture (the counts carry the
+  // widths); per-token constants for the one they were measured on.
+  if (!result.fit.staged) block += fmt::format("arch = \"{}\"\n", request.arch);
+  block +=
+      fmt::format("headroom = {:g}\ncalibrated = true\n", request.headroom);
   block += fmt::format(
-      "source = \"{} on {}, float32: each phase's peak above what was "
+      "source = \"{} on {}, {}: each phase's peak above what was "
       "allocated when it started, as the cpu backend's tracking allocator "
       "counts it ({})\"\n",
-      result.command, device, date);
+      result.command, device, request.dtypes_text, date);
   if (!request.write.empty())
     write_table(request.write, request.op + ".cpu", block);
   return result;
@@ -427,19 +667,26 @@ std::string rss_text(mold::Bytes rss_peak, mold::Bytes peak) {
 
 void print_point(const Point& p) {
   std::cout << fmt::format(
-      "  {}x{}: peak {} ({} bytes), {:.1f} bytes/px/elem-byte, {:.1f} s; {}\n",
-      p.size, p.size, mold::format_bytes(p.peak), p.peak, p.implied, p.seconds,
-      rss_text(p.rss_peak, p.peak));
+      "  {} {}x{}: peak {} ({} bytes), {:.1f} bytes/px/elem-byte, {:.1f} s; "
+      "{}\n",
+      p.dtype, p.size, p.size, mold::format_bytes(p.peak), p.peak, p.implied,
+      p.seconds, rss_text(p.rss_peak, p.peak));
 }
 
 void print_phase_point(const PhasePoint& p) {
   std::cout << fmt::format(
-      "  {}x{} px, {} tokens: peak {} ({} bytes), estimate now {} ({:.3f}), "
-      "{:.2f} s; {}\n",
-      p.size, p.size, p.tokens, mold::format_bytes(p.peak), p.peak,
+      "  {} {}x{} px, {} tokens: peak {} ({} bytes), estimate now {} "
+      "({:.3f}), {:.2f} s; {}\n",
+      p.dtype, p.size, p.size, p.tokens, mold::format_bytes(p.peak), p.peak,
       mold::format_bytes(p.estimate),
       double(p.estimate) / double(std::max<mold::Bytes>(p.peak, 1)), p.seconds,
       rss_text(p.rss_peak, p.peak));
+}
+
+nlohmann::json bases_json(const PhasePoint& p) {
+  nlohmann::json out = nlohmann::json::object();
+  for (const auto& [name, basis] : p.bases) out[name] = basis;
+  return out;
 }
 
 nlohmann::json to_json(const CalibrateRequest& request,
@@ -456,8 +703,12 @@ nlohmann::json to_json(const CalibrateRequest& request,
     out["points"] = nlohmann::json::array();
     for (const auto& p : result.phase_points)
       out["points"].push_back(
-          {{"size", p.size},
+          {{"weights", p.weights},
+           {"dtype", p.dtype},
+           {"size", p.size},
            {"words", p.words},
+           {"images", p.images},
+           {"bases", bases_json(p)},
            {"tokens", p.tokens},
            {"peak_bytes", p.peak},
            {"estimate_bytes", p.estimate},
@@ -467,14 +718,17 @@ nlohmann::json to_json(const CalibrateRequest& request,
            {"rss_peak_bytes", p.rss_peak}});
     return out;
   }
-  nlohmann::json out = {{"family", request.family},
-                        {"op", request.op},
-                        {"bytes_per_pixel", result.bytes_per_pixel},
-                        {"headroom", request.headroom},
-                        {"command", result.command}};
+  nlohmann::json out = {
+      {"family", request.family},
+      {"op", request.op},
+      {"bytes_per_pixel", result.bytes_per_pixel},
+      {"float32_bytes_per_pixel", result.float32_bytes_per_pixel},
+      {"headroom", request.headroom},
+      {"command", result.command}};
   out["points"] = nlohmann::json::array();
   for (const auto& p : result.points)
-    out["points"].push_back({{"size", p.size},
+    out["points"].push_back({{"dtype", p.dtype},
+                             {"size", p.size},
                              {"peak_bytes", p.peak},
                              {"bytes_per_pixel", p.implied},
                              {"seconds", p.seconds},

@@ -5,6 +5,8 @@
 
 #include <algorithm>
 #include <cmath>
+#include <filesystem>
+#include <limits>
 #include <memory>
 #include <mold/base/error.hpp>
 #include <mold/base/memory_stats.hpp>
@@ -116,68 +118,218 @@ std::vector<PhasePoint> measure_phase(
   options.model = model.name;
   options.variant = model.default_variant;
   options.arch = mold::ArchSpec::parse(calibration.arch);
-  options.dtype = "float32";
+  if (!calibration.model_dir.empty())
+    options.model_dir = std::filesystem::path(calibration.model_dir);
   options.backend = "cpu";
   const std::shared_ptr<mold::Backend> backend =
       host.registry->create_backend("cpu");
-  const std::unique_ptr<mold::Pipeline> pipeline =
-      family.make_pipeline(options);
-  mold::ModelCache cache(backend, host.config.cache);
-  mold::Runner runner(*pipeline, cache, *host.registry);
-
   PhaseRecorder recorder(calibration.op);
-  runner.add_observer(&recorder);
   std::vector<PhasePoint> points;
   const std::vector<int> image_counts =
       calibration.images.empty() ? std::vector<int>{0} : calibration.images;
-  for (const int size : calibration.sizes) {
-    for (const int words : calibration.tokens) {
-      for (const int count : image_counts) {
-        recorder.reset();
-        mold::GenerateRequest request;
-        request.prompt = prompt_of(words);
-        request.width = request.height = size;
-        request.steps = 2;  // the phases are the same; some schedules need 2
-        // Source images: square gradients of the run's size.
-        for (int i = 0; i < count; ++i)
-          request.images.push_back(
-              (at::arange(size * size * 3, at::kLong).remainder(251) + i * 7)
-                  .remainder(256)
-                  .to(at::kByte)
-                  .view({3, size, size}));
-        runner.run(request,
-                   [](mold::ImageRecord&, const mold::GeneratedImage&) {});
-        if (!recorder.done())
-          throw mold::Error(fmt::format(
-              "the {} pipeline ran no {} phase: nothing to calibrate",
-              family.name, calibration.op));
-        const mold::PhaseEvent& e = *recorder.done();
-        PhasePoint p;
-        p.size = size;
-        p.words = words;
-        p.tokens = e.workload.tokens;
-        p.images = count;
-        p.peak = e.after.peak_allocated > e.before.allocated
-                     ? e.after.peak_allocated - e.before.allocated
-                     : 0;
-        p.estimate = e.estimate.bytes;
-        for (const auto& term : e.estimate.terms)
-          if (!term.constant.empty())
-            p.bases.emplace_back(term.constant, term.basis);
-        p.seconds = e.seconds;
-        p.rss_peak = recorder.rss_peak();
-        if (p.bases.empty())
-          throw mold::Error(fmt::format(
-              "the {} estimate of {} names no constants ({}): molddiag "
-              "calibrate fits only estimates of per-token tables",
-              calibration.op, family.name, e.estimate.source));
-        points.push_back(std::move(p));
-        if (on_point) on_point(points.back());
+  for (const std::string& dtype : calibration.dtypes) {
+    // One pipeline per dtype: its components are loaded in it.
+    options.dtype = dtype;
+    const std::unique_ptr<mold::Pipeline> pipeline =
+        family.make_pipeline(options);
+    mold::ModelCache cache(backend, host.config.cache);
+    mold::Runner runner(*pipeline, cache, *host.registry);
+    runner.add_observer(&recorder);
+    for (const int size : calibration.sizes) {
+      for (const int words : calibration.tokens) {
+        for (const int count : image_counts) {
+          recorder.reset();
+          mold::GenerateRequest request;
+          request.prompt = prompt_of(words);
+          request.width = request.height = size;
+          request.steps = calibration.steps;
+          // Source images: square gradients of the run's size.
+          for (int i = 0; i < count; ++i)
+            request.images.push_back(
+                (at::arange(size * size * 3, at::kLong).remainder(251) + i * 7)
+                    .remainder(256)
+                    .to(at::kByte)
+                    .view({3, size, size}));
+          runner.run(request,
+                     [](mold::ImageRecord&, const mold::GeneratedImage&) {});
+          if (!recorder.done())
+            throw mold::Error(fmt::format(
+                "the {} pipeline ran no {} phase: nothing to calibrate",
+                family.name, calibration.op));
+          const mold::PhaseEvent& e = *recorder.done();
+          PhasePoint p;
+          p.size = size;
+          p.words = words;
+          p.tokens = e.workload.tokens;
+          p.images = count;
+          p.dtype = dtype;
+          p.weights = calibration.model_dir.empty()
+                          ? calibration.arch
+                          : std::filesystem::path(calibration.model_dir)
+                                .lexically_normal()
+                                .filename()
+                                .string();
+          if (p.weights.empty()) p.weights = calibration.model_dir;
+          p.peak = e.after.peak_allocated > e.before.allocated
+                       ? e.after.peak_allocated - e.before.allocated
+                       : 0;
+          p.estimate = e.estimate.bytes;
+          for (const auto& term : e.estimate.terms)
+            if (!term.constant.empty())
+              p.bases.emplace_back(term.constant, term.basis);
+          p.seconds = e.seconds;
+          p.rss_peak = recorder.rss_peak();
+          if (p.bases.empty())
+            throw mold::Error(fmt::format(
+                "the {} estimate of {} names no constants ({}): molddiag "
+                "calibrate fits only estimates of per-token tables",
+                calibration.op, family.name, e.estimate.source));
+          points.push_back(std::move(p));
+          if (on_point) on_point(points.back());
+        }
       }
     }
   }
   return points;
 }
+
+namespace {
+
+bool is_stage_factor(const std::string& name) {
+  const std::string suffix = "_factor";
+  return name.size() > suffix.size() &&
+         name.compare(name.size() - suffix.size(), suffix.size(), suffix) == 0;
+}
+
+struct StageFit {
+  std::vector<double> factor;
+  std::vector<std::size_t> owner;  ///< per point: its largest stage
+};
+
+// Factors for the stages `stage` of bases so that, per point, the largest
+// stage covers peak - fixed: start with every factor 1 (the count as it is),
+// then alternate: each point to the stage that is largest with the factors;
+// each factor to the largest ratio of its points.
+StageFit fit_factors(const std::vector<PhasePoint>& points,
+                     const std::vector<std::size_t>& stage,
+                     const std::vector<double>& target) {
+  StageFit fit;
+  fit.factor.assign(stage.size(), 1.0);
+  fit.owner.assign(points.size(), stage.size());
+  for (int round = 0; round < 50; ++round) {
+    bool moved = false;
+    for (std::size_t i = 0; i < points.size(); ++i) {
+      std::size_t best = 0;
+      for (std::size_t s = 1; s < stage.size(); ++s)
+        if (fit.factor[s] * points[i].bases[stage[s]].second >
+            fit.factor[best] * points[i].bases[stage[best]].second)
+          best = s;
+      moved = moved || fit.owner[i] != best;
+      fit.owner[i] = best;
+    }
+    if (!moved && round > 0) break;
+    for (std::size_t s = 0; s < stage.size(); ++s) {
+      double f = 0;
+      for (std::size_t i = 0; i < points.size(); ++i)
+        if (fit.owner[i] == s)
+          f = std::max(f, target[i] / points[i].bases[stage[s]].second);
+      if (f > 0) fit.factor[s] = f;
+    }
+  }
+  return fit;
+}
+
+ConstantFit fit_stage_factors(const std::vector<PhasePoint>& points,
+                              const std::vector<std::string>& names) {
+  std::vector<std::size_t> stage;
+  std::optional<std::size_t> fixed;
+  for (std::size_t k = 0; k < names.size(); ++k) {
+    if (is_stage_factor(names[k]))
+      stage.push_back(k);
+    else if (names[k] == "fixed_bytes")
+      fixed = k;
+    else
+      throw mold::Error(fmt::format(
+          "the estimate has stage factors and '{}': molddiag calibrate fits "
+          "stage factors with fixed_bytes only",
+          names[k]));
+  }
+  for (const auto& p : points)
+    for (const std::size_t k : stage)
+      if (!(p.bases[k].second > 0))
+        throw mold::Error(
+            fmt::format("the {} count of a point is {}: "
+                        "nothing to fit",
+                        names[k], p.bases[k].second));
+  auto fixed_basis = [&](const PhasePoint& p) {
+    return fixed ? p.bases[*fixed].second : 0.0;
+  };
+  // The fixed bytes: the value of a grid (0, then up to 90% of the
+  // smallest peak per batch item) whose fit is nearest the points in
+  // squared relative error; the factors cover the rest.
+  double smallest = std::numeric_limits<double>::infinity();
+  for (const auto& p : points)
+    if (fixed_basis(p) > 0)
+      smallest = std::min(smallest, double(p.peak) / fixed_basis(p));
+  std::vector<double> candidates{0};
+  if (fixed && std::isfinite(smallest) && smallest > 1)
+    for (int g = 0; g <= 80; ++g)
+      candidates.push_back(smallest * 0.9 * std::pow(1e-4, 1 - g / 80.0));
+  std::optional<std::pair<double, StageFit>> best;
+  double best_error = 0;
+  for (const double constant : candidates) {
+    std::vector<double> target;
+    for (const auto& p : points)
+      target.push_back(
+          std::max(1.0, double(p.peak) - constant * fixed_basis(p)));
+    StageFit fit = fit_factors(points, stage, target);
+    double error = 0;
+    for (std::size_t i = 0; i < points.size(); ++i) {
+      const std::size_t s = fit.owner[i];
+      const double bytes = fit.factor[s] * points[i].bases[stage[s]].second +
+                           constant * fixed_basis(points[i]);
+      const double r = bytes / double(std::max<mold::Bytes>(points[i].peak, 1));
+      error += (r - 1) * (r - 1);
+    }
+    if (!best || error < best_error) {
+      best.emplace(constant, std::move(fit));
+      best_error = error;
+    }
+  }
+  const auto& [constant, fit] = *best;
+  ConstantFit out;
+  out.staged = true;
+  std::vector<double> factor = fit.factor;
+  // A stage that is the largest nowhere was not measured: it gets the
+  // largest factor the measured stages needed (the count is checked
+  // against the code the same way), lowered where that would take a
+  // measured point over.
+  double measured = 0;
+  for (std::size_t s = 0; s < stage.size(); ++s)
+    if (std::find(fit.owner.begin(), fit.owner.end(), s) != fit.owner.end())
+      measured = std::max(measured, factor[s]);
+  for (std::size_t s = 0; s < stage.size(); ++s) {
+    if (std::find(fit.owner.begin(), fit.owner.end(), s) != fit.owner.end())
+      continue;
+    double f = measured;
+    for (std::size_t i = 0; i < points.size(); ++i) {
+      const std::size_t o = fit.owner[i];
+      f = std::min(f, factor[o] * points[i].bases[stage[o]].second /
+                          points[i].bases[stage[s]].second);
+    }
+    factor[s] = f;
+    out.never_largest.push_back(names[stage[s]]);
+  }
+  for (std::size_t k = 0; k < names.size(); ++k) {
+    const auto at = std::find(stage.begin(), stage.end(), k);
+    out.constants.emplace_back(
+        names[k],
+        at != stage.end() ? factor[std::size_t(at - stage.begin())] : constant);
+  }
+  return out;
+}
+
+}  // namespace
 
 ConstantFit fit_constants(const std::vector<PhasePoint>& points) {
   if (points.empty()) throw mold::Error("no points to fit");
@@ -187,6 +339,8 @@ ConstantFit fit_constants(const std::vector<PhasePoint>& points) {
     if (p.bases.size() != names.size())
       throw mold::Error("the points' estimates have different terms");
   const std::size_t n = names.size();
+  if (std::any_of(names.begin(), names.end(), is_stage_factor))
+    return fit_stage_factors(points, names);
   // More points than constants, so that the fit is tested by a point it did
   // not have to pass through.
   if (points.size() <= n)
@@ -252,9 +406,15 @@ ConstantFit fit_constants(const std::vector<PhasePoint>& points) {
 
 double fitted_bytes(const ConstantFit& fit, const PhasePoint& point) {
   double bytes = 0;
-  for (std::size_t i = 0; i < fit.constants.size(); ++i)
-    bytes += fit.constants[i].second * point.bases[i].second;
-  return bytes;
+  double largest_stage = 0;
+  for (std::size_t i = 0; i < fit.constants.size(); ++i) {
+    const double term = fit.constants[i].second * point.bases[i].second;
+    if (fit.staged && is_stage_factor(fit.constants[i].first))
+      largest_stage = std::max(largest_stage, term);
+    else
+      bytes += term;
+  }
+  return bytes + largest_stage;
 }
 
 }  // namespace molddiag

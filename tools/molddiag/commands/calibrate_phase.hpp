@@ -25,14 +25,24 @@ struct PhaseCalibration {
   /// Source images per run (edit models): each run has N square images of
   /// its size; empty: none.
   std::vector<int> images;
+  /// The dtypes to run in (each size, prompt and image count in each).
+  std::vector<std::string> dtypes{"float32"};
+  /// A diffusers-format model directory to load instead of seeded weights
+  /// at `arch`; empty: seeded.
+  std::string model_dir;
+  int steps = 2;  ///< denoising steps per run
 };
 
 /// One run's phase.
 struct PhasePoint {
   int size = 0;
   int words = 0;
-  int tokens = 0;  ///< the workload's, chat template included
-  int images = 0;  ///< source images of the run
+  int tokens = 0;     ///< the workload's, chat template included
+  int images = 0;     ///< source images of the run
+  std::string dtype;  ///< the run's
+  /// The weights: "tiny" (seeded) or the model directory's name; for points
+  /// read with --points-from, "FILE: " before it.
+  std::string weights;
   mold::Bytes peak = 0;
   mold::Bytes estimate = 0;  ///< with the constants in force now
   /// (constant, basis) of each of the estimate's terms that has one.
@@ -49,6 +59,12 @@ struct ConstantFit {
   /// The fit before scaling: the largest measured/fitted ratio, which
   /// scaled every constant so that the fit covers every point.
   double scale = 1;
+  /// Stage factors ("attention_factor"): the fit is the largest stage, not
+  /// the sum of the terms.
+  bool staged = false;
+  /// The stages that were the largest at no measured point (their factor
+  /// is the largest that keeps them so).
+  std::vector<std::string> never_largest;
 };
 
 /// Runs the pipeline once per (size, words) and returns the op's points.
@@ -59,10 +75,13 @@ std::vector<PhasePoint> measure_phase(
 /// The non-negative constants minimising the squared relative error of
 /// sum(constant x basis) over the points, scaled so that no point is above
 /// the fit. Throws mold::Error when there are not more points than
-/// constants.
+/// constants. For stage factors (every constant named "*_factor"): each
+/// stage's factor is the largest measured / counted ratio of the points
+/// where that stage is the largest, so that the largest stage covers every
+/// point.
 ConstantFit fit_constants(const std::vector<PhasePoint>& points);
 
-/// The fit's bytes at a point.
+/// The fit's bytes at a point (the largest stage's, for stage factors).
 double fitted_bytes(const ConstantFit& fit, const PhasePoint& point);
 
 }  // namespace molddiag

@@ -152,6 +152,9 @@ mold::MemoryProfile run_remote_profile(const RemoteProfileRun& remote) {
     image.after = answer.memory(answer.member(last_request, "after_cleanup"));
     image.residency = answer.residency(last_request.value("residency", Json()));
     for (const auto& p : answer.member(last_request, "phases")) {
+      // A phase the model reused (the prompt's embeddings of the request
+      // before) ran nothing: no sample, as ProfileRecorder takes none.
+      if (p.value("status", "") == "reused") continue;
       mold::PhaseSample phase;
       phase.image = i;
       phase.phase = answer.member(p, "phase").get<std::string>();

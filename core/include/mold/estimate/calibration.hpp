@@ -19,7 +19,10 @@
 ///     headroom = 1.15
 ///
 /// The estimate is bytes_per_pixel x height x width x element size x batch x
-/// frames (for a tile: the tile's pixels). With `points`, bytes_per_pixel at an
+/// frames (for a tile: the tile's pixels). A table measured in several
+/// dtypes adds what the VAE computes in float32 whatever the dtype (its
+/// group norms): float32_bytes_per_pixel x height x width x 4 x batch x
+/// frames. With `points`, bytes_per_pixel at an
 /// area is the larger of the two measured neighbours times `headroom` (a
 /// conservative upper envelope); outside the measured range, the larger of the
 /// nearest point times `headroom` and the flat constant.
@@ -49,6 +52,8 @@ struct PixelLinearModel {
   std::string op;
   std::string backend;
   double bytes_per_pixel = 0;
+  /// Per pixel per float32 byte: the part computed in float32 in every dtype.
+  double float32_bytes_per_pixel = 0;
   std::vector<std::pair<double, double>>
       points;  ///< (pixels, measured k), by pixels
   double headroom = 1.0;

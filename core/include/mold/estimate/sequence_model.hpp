@@ -17,13 +17,41 @@
 /// estimate = (bytes_per_token x tokens x width x element
 ///             + bytes_per_score x scores x score element
 ///             + fixed_bytes) x batch x headroom.
+///
+/// A plugin that counts its code's stages instead (SequenceShape::stages:
+/// the bytes each stage of a layer holds at once, from the architecture's
+/// widths and the dtypes it computes in) has a factor per stage in the
+/// table, measured by `molddiag calibrate`; the op peaks at its largest
+/// stage:
+///
+///     [text_encode.cpu]
+///     attention_factor = 1.0      # measured / counted, attention stage
+///     feed_forward_factor = 1.24  # the same for the feed-forward stage
+///     fixed_bytes = 4096          # what no count sees, per batch item
+///     headroom = 1.05
+///
+/// estimate = (max over stages (factor x counted bytes) + fixed_bytes x
+/// batch) x headroom. The
+/// widths and dtypes are in the count, so one table serves every
+/// architecture and dtype of the family; the factors carry what the count
+/// leaves out (library scratch, allocator rounding).
 
 #include <filesystem>
+#include <map>
 #include <string>
+#include <vector>
 
 #include "mold/estimate/estimate.hpp"
 
 namespace mold {
+
+/// One stage of an op's layer: the bytes its code holds at once at the
+/// stage's peak (what stays alive through the op included), batch included.
+struct SequenceStage {
+  std::string name;    ///< "attention": the table's key is name + "_factor"
+  double bytes = 0;    ///< the count
+  std::string detail;  ///< how it was counted, for --plan and the JSON
+};
 
 /// What one workload makes of an architecture, per batch item.
 struct SequenceShape {
@@ -34,6 +62,9 @@ struct SequenceShape {
   double score_element = 0;   ///< bytes of a score element
   std::string tokens_detail;  ///< "288 tokens (256 image + 14 caption, ...)"
   std::string scores_detail;  ///< "288 query rows x 288 keys x 2 heads"
+  /// The counted stages; when there are any, the table's stage factors make
+  /// the estimate and the per-token fields above are not used.
+  std::vector<SequenceStage> stages;
 };
 
 /// The constants of one (op, backend) table of the sequence kind.
@@ -43,6 +74,8 @@ struct SequenceModel {
   double bytes_per_token = 0;
   double bytes_per_score = 0;
   double fixed_bytes = 0;
+  /// Per stage name ("attention"): measured / counted bytes.
+  std::map<std::string, double> stage_factors;
   double headroom = 1.0;
   bool calibrated = false;
   /// The architecture the constants were measured on ("" when not said);
@@ -55,8 +88,15 @@ struct SequenceModel {
 
   /// The estimate for `workload` (its backend, arch and batch) of `shape`.
   /// calibrated only where this table was measured on the workload's backend
-  /// and architecture.
+  /// and architecture (a table of stage factors: on its backend). Throws
+  /// InvalidArgument when the shape counts a stage the table has no factor
+  /// for, or the table has a factor for a stage the shape does not count,
+  /// or per-token constants beside stage factors.
   Estimate estimate(const Workload& workload, const SequenceShape& shape) const;
+
+ private:
+  Estimate staged_estimate(const Workload& workload,
+                           const SequenceShape& shape) const;
 };
 
 }  // namespace mold

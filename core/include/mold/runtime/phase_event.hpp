@@ -13,7 +13,10 @@
 
 namespace mold {
 
-enum class PhaseStage { start, step, done, failed };
+/// reused: a phase a pipeline did not run for this image because it kept the
+/// outcome of an earlier one (the prompt's embeddings, for images 2..N of a
+/// batch): no memory was measured and no component was loaded.
+enum class PhaseStage { start, step, done, failed, reused };
 std::string_view to_string(PhaseStage stage);
 
 struct PhaseEvent {

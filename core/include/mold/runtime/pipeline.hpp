@@ -126,6 +126,10 @@ class RunContext {
   /// Runs `body` as `phase`. A failure emits a failed event and propagates.
   void run_phase(const PlannedPhase& phase,
                  const std::function<void(PhaseScope&)>& body);
+  /// Reports `phase` as reused instead of run: the pipeline kept what an
+  /// earlier run of it made (EncodingMemo). Loads nothing; `detail` says
+  /// what was reused ("the embeddings of image 1").
+  void reuse_phase(const PlannedPhase& phase, std::string detail);
   /// The estimate for `workload` (registered estimators); an estimate of 0
   /// bytes with source "no estimator" when none is registered.
   Estimate estimate(const Workload& workload) const;
