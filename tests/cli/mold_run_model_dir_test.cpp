@@ -4,7 +4,6 @@
 // weights the test writes from seeded models. Loading the checkpoint must
 // give the same image as the same seeded weights do.
 
-
 #include <catch2/catch.hpp>
 #include <filesystem>
 #include <fstream>
