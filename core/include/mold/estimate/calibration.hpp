@@ -20,9 +20,8 @@
 ///
 /// The estimate is bytes_per_pixel x height x width x element size x batch x
 /// frames (for a tile: the tile's pixels). A table measured in several
-/// dtypes adds what the VAE computes in float32 whatever the dtype (its
-/// group norms): float32_bytes_per_pixel x height x width x 4 x batch x
-/// frames. With `points`, bytes_per_pixel at an
+/// dtypes adds what the VAE computes in float32 whatever the dtype:
+/// float32_bytes_per_pixel x height x width x 4 x batch x frames. With `points`, bytes_per_pixel at an
 /// area is the larger of the two measured neighbours times `headroom` (a
 /// conservative upper envelope); outside the measured range, the larger of the
 /// nearest point times `headroom` and the flat constant.

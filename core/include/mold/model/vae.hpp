@@ -66,10 +66,16 @@ class Vae : public Module {
  protected:
   explicit Vae(std::string arch) : arch_(std::move(arch)) {}
 
-  /// conv2d, plain or bounded per `options`.
+  /// conv2d, plain or bounded per `options`; a plain 1x1 one as
+  /// pointwise_conv.
   at::Tensor conv(const at::Tensor& x, const at::Tensor& weight,
                   const at::Tensor& bias, int64_t stride, int64_t padding,
                   const VaeRunOptions& options) const;
+  /// A 1x1 stride-1 convolution of (B, C, H, W) as a product over the
+  /// channels: no per-thread buffer of the output.
+  static at::Tensor pointwise_conv(const at::Tensor& x,
+                                   const at::Tensor& weight,
+                                   const at::Tensor& bias);
   /// Single-head attention over (B, N, C) tokens, softmax(q k^T / sqrt(C)) v,
   /// in query chunks when bounded.
   static at::Tensor attention(const at::Tensor& q, const at::Tensor& k,
