@@ -26,7 +26,8 @@ Estimate SequenceModel::staged_estimate(const Workload& workload,
         "instead (molddiag calibrate --op {} writes them)",
         table_name(*this), workload.family, op,
         shape.stages.front().name + "_factor", op));
-  for (const auto& [name, factor] : stage_factors) {
+  for (const auto& entry : stage_factors) {
+    const std::string& name = entry.first;
     const bool counted =
         std::any_of(shape.stages.begin(), shape.stages.end(),
                     [&](const SequenceStage& s) { return s.name == name; });
