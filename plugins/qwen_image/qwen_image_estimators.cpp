@@ -34,25 +34,36 @@ Qwen25VLConfig encoder_config(const std::string& arch) {
 
 }  // namespace
 
+TextEncoderDims text_encoder_dims(const Qwen25VLConfig& c) {
+  return {long(c.hidden_size), long(c.num_attention_heads),
+          long(c.intermediate_size)};
+}
+
+VisionDims vision_dims(const Qwen25VLVisionConfig& v) {
+  return {long(v.hidden_size), long(v.num_heads),
+          long(v.patch_size),  long(v.spatial_merge_size),
+          long(v.window_size), long(v.intermediate_size)};
+}
+
+TransformerDims transformer_dims(const QwenImageTransformerConfig& c) {
+  return {long(c.inner_dim()), long(c.num_attention_heads)};
+}
+
 TextEncoderDims text_encoder_dims(const std::string& arch) {
   require_builtin(arch, "text_encode");
-  const Qwen25VLConfig c = encoder_config(arch);
-  return {long(c.hidden_size), long(c.num_attention_heads)};
+  return text_encoder_dims(encoder_config(arch));
 }
 
 VisionDims vision_dims(const std::string& arch) {
   require_builtin(arch, "vision_encode");
-  const Qwen25VLVisionConfig v = encoder_config(arch).vision;
-  return {long(v.hidden_size), long(v.num_heads), long(v.patch_size),
-          long(v.spatial_merge_size), long(v.window_size)};
+  return vision_dims(encoder_config(arch).vision);
 }
 
 TransformerDims transformer_dims(const std::string& arch) {
   require_builtin(arch, "denoise");
-  const QwenImageTransformerConfig c =
-      arch == "tiny" ? QwenImageTransformerConfig::tiny_config()
-                     : QwenImageTransformerConfig::default_config();
-  return {long(c.inner_dim()), long(c.num_attention_heads)};
+  return transformer_dims(arch == "tiny"
+                              ? QwenImageTransformerConfig::tiny_config()
+                              : QwenImageTransformerConfig::default_config());
 }
 
 mold::SequenceShape text_encode_shape(const mold::Workload& w,
@@ -67,6 +78,11 @@ mold::SequenceShape text_encode_shape(const mold::Workload& w,
   s.tokens_detail = fmt::format("{} tokens", w.tokens);
   s.scores_detail = fmt::format(
       "{0}^2 token pairs x {1} heads (float32 softmax)", w.tokens, d.heads);
+  // The projections are at most hidden wide on either side (grouped k and v
+  // narrower), the feed-forward intermediate.
+  const double hidden = double(d.hidden), ffn = double(d.intermediate);
+  s.count_thread_scratch(w, n,
+                         {{hidden, hidden}, {hidden, ffn}, {ffn, hidden}});
   return s;
 }
 
@@ -94,6 +110,9 @@ mold::SequenceShape vision_encode_shape(const mold::Workload& w,
   s.scores_detail = fmt::format(
       "{0}^2 patch pairs of the largest image x {1} heads (float32 softmax)",
       segment, d.heads);
+  const double hidden = double(d.hidden), ffn = double(d.intermediate);
+  s.count_thread_scratch(w, s.tokens,
+                         {{hidden, 3 * hidden}, {hidden, ffn}, {ffn, hidden}});
   return s;
 }
 
@@ -124,6 +143,9 @@ mold::SequenceShape denoise_shape(const mold::Workload& w,
                                   image_tokens, w.tokens);
   s.scores_detail =
       fmt::format("{} query rows x {} keys x {} heads", rows, tokens, d.heads);
+  const double dim = double(d.dim);
+  s.count_thread_scratch(w, double(tokens),
+                         {{dim, dim}, {dim, 4 * dim}, {4 * dim, dim}});
   return s;
 }
 

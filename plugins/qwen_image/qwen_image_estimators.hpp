@@ -27,15 +27,25 @@ namespace qwen_image {
 inline constexpr std::string_view kVisionEncode = "vision_encode";
 
 /// The sizes that decide the working memory.
+struct Qwen25VLConfig;
+struct Qwen25VLVisionConfig;
+struct QwenImageTransformerConfig;
+
 struct TextEncoderDims {
-  long hidden = 0, heads = 0;
+  long hidden = 0, heads = 0, intermediate = 0;
 };
 struct VisionDims {
-  long hidden = 0, heads = 0, patch = 14, merge = 2, window = 112;
+  long hidden = 0, heads = 0, patch = 14, merge = 2, window = 112,
+       intermediate = 0;
 };
 struct TransformerDims {
-  long dim = 0, heads = 0;
+  long dim = 0, heads = 0;  ///< the feed-forward is 4 x dim wide
 };
+
+/// The widths of a configured architecture.
+TextEncoderDims text_encoder_dims(const Qwen25VLConfig& config);
+VisionDims vision_dims(const Qwen25VLVisionConfig& config);
+TransformerDims transformer_dims(const QwenImageTransformerConfig& config);
 
 /// The published architecture's and the tiny one's ("default", "tiny");
 /// InvalidArgument for another.

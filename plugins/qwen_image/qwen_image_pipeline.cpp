@@ -16,6 +16,7 @@
 #include <mold/runtime/encoding_memo.hpp>
 #include <mold/runtime/module_component.hpp>
 #include <mold/runtime/vae_runner.hpp>
+#include <mold/tensor/compute_threads.hpp>
 
 #include "edit_images.hpp"
 #include "qwen25vl_text_encoder.hpp"
@@ -146,14 +147,11 @@ class QwenImagePipeline final : public mold::Pipeline {
     std::unique_ptr<mold::Denoiser> transformer =
         make_qwen_image_transformer(arch_of("transformer"));
     encoder_config_ = text_encoder->config();
-    text_dims_ = {long(encoder_config_.hidden_size),
-                  long(encoder_config_.num_attention_heads)};
-    const auto& v = encoder_config_.vision;
-    vision_dims_ = {long(v.hidden_size), long(v.num_heads), long(v.patch_size),
-                    long(v.spatial_merge_size), long(v.window_size)};
+    text_dims_ = text_encoder_dims(encoder_config_);
+    vision_dims_ = vision_dims(encoder_config_.vision);
     const auto& t =
         dynamic_cast<const QwenImageTransformer&>(*transformer).config();
-    transformer_dims_ = {long(t.inner_dim()), long(t.num_attention_heads)};
+    transformer_dims_ = transformer_dims(t);
     if (t.joint_attention_dim != encoder_config_.hidden_size)
       throw mold::ConfigError(
           seeded ? fs::path("<built-in>")
@@ -511,6 +509,7 @@ class QwenImagePipeline final : public mold::Pipeline {
     w.height = r.height;
     w.tokens = tokens;
     w.arch = arch_;
+    w.threads = mold::compute_threads(w.backend);
     return w;
   }
 

@@ -107,6 +107,16 @@ mold::SequenceShape text_encode_shape(const mold::Workload& w,
                    "x {:g} B",
                    human(feed_forward), w.tokens, w.batch, d.hidden,
                    d.intermediate, e)});
+  const double hidden = double(d.hidden);
+  const double q_width = double(d.heads * d.head_dim);
+  const double kv_width = double(d.kv_heads * d.head_dim);
+  const double ffn = double(d.intermediate);
+  s.count_thread_scratch(w, b * n,
+                         {{hidden, q_width},
+                          {hidden, kv_width},
+                          {q_width, hidden},
+                          {hidden, ffn},
+                          {ffn, hidden}});
   return s;
 }
 
@@ -161,6 +171,9 @@ mold::SequenceShape denoise_shape(const mold::Workload& w,
        fmt::format("{}: {} tokens x batch {} x (2 x dim {} + 2 x ffn {}) x "
                    "{:g} B",
                    human(feed_forward), tokens, w.batch, d.dim, d.ffn, e)});
+  const double dim = double(d.dim);
+  const double ffn = double(d.ffn);
+  s.count_thread_scratch(w, b * n, {{dim, dim}, {dim, ffn}, {ffn, dim}});
   return s;
 }
 

@@ -16,6 +16,7 @@
 #include <mold/runtime/encoding_memo.hpp>
 #include <mold/runtime/module_component.hpp>
 #include <mold/runtime/vae_runner.hpp>
+#include <mold/tensor/compute_threads.hpp>
 
 #include "qwen3_text_encoder.hpp"
 #include "zimage_transformer.hpp"
@@ -400,6 +401,7 @@ class ZImagePipeline final : public mold::Pipeline {
     w.height = r.height;
     w.tokens = tokens;
     w.arch = arch_;
+    w.threads = mold::compute_threads(w.backend);
     return w;
   }
 

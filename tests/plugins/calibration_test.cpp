@@ -1,4 +1,6 @@
+#include <algorithm>
 #include <catch2/catch.hpp>
+#include <cmath>
 #include <fstream>
 #include <mold/base/error.hpp>
 #include <mold/estimate/calibration.hpp>
@@ -265,7 +267,7 @@ bytes_per_token = 4
   CHECK(e.terms[1].basis == 50 * 2 * 2);
   CHECK(e.terms[2].constant == "fixed_bytes");
   CHECK(e.terms[2].basis == 2);
-  CHECK(e.terms[3].name == "headroom");
+  CHECK(e.terms[3].name == "headroom");  // one thread: no threads term
   CHECK(e.terms[3].constant.empty());
   CHECK(e.calibrated);
   CHECK_THAT(e.source, Catch::StartsWith("fam.calibration.toml [denoise.cpu]: "
@@ -397,6 +399,79 @@ bytes_per_token = 3
                         .find_sequence("denoise", "cpu")
                         ->estimate(w, shape),
                     Catch::Contains("has per-token constants"));
+}
+
+TEST_CASE(
+    "each compute thread past the first adds its matrix-product scratch, on "
+    "the cpu backend, under the headroom",
+    "[calibration]") {
+  TempDir dir;
+  const auto path = dir.write("fam.calibration.toml", R"(
+[text_encode.cpu]
+attention_factor = 1
+fixed_bytes = 0
+headroom = 1.1
+)");
+  const auto file = CalibrationFile::load(path);
+  const SequenceModel* table = file.find_sequence("text_encode", "cpu");
+  REQUIRE(table);
+  Workload w{"fam", "", "text_encode", "cpu", "bfloat16", 1, 64, 64};
+  SequenceShape shape;
+  shape.stages = {{"attention", 1000000, "counted"}};
+  // A published text encoder's products: 14 rows, hidden 2560, ffn 9728.
+  shape.count_thread_scratch(w, 14, {{2560, 9728}, {9728, 2560}});
+  CHECK(shape.thread_scratch ==
+        cpu_matmul_thread_scratch("bfloat16", 14, 9728, 2560));
+  CHECK_THAT(shape.thread_scratch_detail, Catch::Contains("14 rows"));
+  const Estimate one = table->estimate(w, shape);
+  CHECK(one.bytes == 1100000);  // the factors were measured at one thread
+  w.threads = 4;
+  const Estimate four = table->estimate(w, shape);
+  const auto threads =
+      std::find_if(four.terms.begin(), four.terms.end(),
+                   [](const EstimateTerm& t) { return t.name == "threads"; });
+  REQUIRE(threads != four.terms.end());
+  CHECK(double(threads->bytes) == 3 * shape.thread_scratch);
+  CHECK_THAT(threads->detail, Catch::StartsWith("3 threads past the first"));
+  CHECK(std::abs(double(four.bytes) -
+                 (1000000 + 3 * shape.thread_scratch) * 1.1) < 2);
+  // float32 products pack into OpenBLAS's own buffers; a GPU's scratch does
+  // not grow with the host's threads.
+  w.dtype = "float32";
+  shape.count_thread_scratch(w, 14, {{2560, 9728}});
+  CHECK(shape.thread_scratch == 0);
+  w.dtype = "bfloat16";
+  w.backend = "cuda";
+  shape.count_thread_scratch(w, 14, {{2560, 9728}});
+  CHECK(shape.thread_scratch == 0);
+}
+
+TEST_CASE(
+    "the cpu matrix-product scratch bound covers what oneDNN took per thread",
+    "[calibration]") {
+  // (rows, inner, outer, bytes per thread) measured through the tracking
+  // allocator around at::linear in bfloat16 on libtorch 1.13.
+  struct Measured {
+    double rows, inner, outer, bytes;
+  };
+  const Measured measured[] = {
+      {16, 16, 512, 4864},         {16, 64, 512, 8960},
+      {16, 256, 512, 33536},       {1, 512, 512, 66304},
+      {256, 640, 512, 131968},     {2048, 1024, 512, 131968},
+      {16, 2560, 4096, 136064},    {1000, 2560, 9728, 195968},
+      {256, 1100, 512, 197504},    {2048, 20480, 512, 197504},
+      {288, 10240, 3840, 168832},  {1024, 4096, 512, 1197056},
+      {16384, 8192, 512, 1197056}, {1024, 4096, 3072, 1721344},
+      {2048, 12288, 3072, 197504}, {1000, 8192, 512, 195968}};
+  for (const auto& m : measured) {
+    INFO(m.rows << " rows x " << m.inner << " inner x " << m.outer);
+    const double bound =
+        cpu_matmul_thread_scratch("bfloat16", m.rows, m.inner, m.outer);
+    CHECK(bound >= m.bytes);
+    CHECK(bound <= m.bytes * 1.25 + 4096);  // a bound, not a guess
+  }
+  CHECK(cpu_matmul_thread_scratch("float32", 1024, 4096, 512) == 0);
+  CHECK(cpu_matmul_thread_scratch("bfloat16", 0, 4096, 512) == 0);
 }
 
 TEST_CASE("malformed stage factors name the file, line and key",

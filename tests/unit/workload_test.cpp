@@ -63,4 +63,11 @@ TEST_CASE("a workload refuses sizes past its ranges, naming the range",
   w = valid();
   w.tile = kMaxTile + 1;
   CHECK_THROWS_WITH(w.validate(), Catch::Contains("from 1 to 65536"));
+  w = valid();
+  w.threads = 0;
+  CHECK_THROWS_WITH(w.validate(), Catch::Contains("threads is 0") &&
+                                      Catch::Contains("from 1 to 4096"));
+  w.threads = 8;
+  CHECK_NOTHROW(w.validate());
+  CHECK_THAT(w.describe(), Catch::EndsWith(", 8 threads"));
 }

@@ -14,7 +14,42 @@ std::string table_name(const SequenceModel& m) {
   return fmt::format("[{}.{}] of {}", m.op, m.backend, m.file.string());
 }
 
+// The scratch of the threads past the first (the constants were measured at
+// one, whose scratch they hold); a term only where there are any.
+void add_threads_term(Estimate& e, const Workload& workload,
+                      const SequenceShape& shape, const std::string& what) {
+  if (workload.threads <= 1) return;
+  const double extra = double(workload.threads - 1);
+  e.terms.emplace_back(
+      "threads", bytes_from_double(extra * shape.thread_scratch, what),
+      fmt::format("{} thread{} past the first x {:g} B of matrix-product "
+                  "scratch{}",
+                  workload.threads - 1, workload.threads == 2 ? "" : "s",
+                  shape.thread_scratch,
+                  shape.thread_scratch_detail.empty()
+                      ? std::string()
+                      : " (" + shape.thread_scratch_detail + ")"));
+}
+
 }  // namespace
+
+void SequenceShape::count_thread_scratch(
+    const Workload& workload, double rows,
+    const std::vector<MatmulShape>& products) {
+  thread_scratch = 0;
+  thread_scratch_detail.clear();
+  if (workload.backend != "cpu") return;
+  for (const auto& product : products) {
+    const double bytes = cpu_matmul_thread_scratch(
+        workload.dtype, rows, product.inner, product.outer);
+    if (bytes > thread_scratch) {
+      thread_scratch = bytes;
+      thread_scratch_detail =
+          fmt::format("{:g} rows x {:g} inner x {:g} outer, {}", rows,
+                      product.inner, product.outer, workload.dtype);
+    }
+  }
+}
 
 Estimate SequenceModel::staged_estimate(const Workload& workload,
                                         const SequenceShape& shape) const {
@@ -72,11 +107,17 @@ Estimate SequenceModel::staged_estimate(const Workload& workload,
       "fixed", bytes_from_double(fixed_bytes * batch, what),
       fmt::format("{:g} B x batch {}", fixed_bytes, workload.batch),
       "fixed_bytes", batch);
+  add_threads_term(e, workload, shape, what);
+  const double threads =
+      e.terms.back().name == "threads" ? double(e.terms.back().bytes) : 0;
   e.terms.emplace_back(
       "headroom",
-      bytes_from_double((largest_bytes + fixed_bytes * batch) * (headroom - 1),
-                        what),
-      fmt::format("x{:g} of the largest stage and the fixed bytes", headroom));
+      bytes_from_double(
+          (largest_bytes + fixed_bytes * batch + threads) * (headroom - 1),
+          what),
+      fmt::format("x{:g} of the largest stage{} the fixed bytes{}", headroom,
+                  threads > 0 ? "," : " and",
+                  threads > 0 ? " and the threads' scratch" : ""));
   for (const auto& t : e.terms) e.bytes += t.bytes;
   e.calibrated = calibrated && workload.backend == backend;
   e.source = fmt::format("{} [{}.{}]{}{}", file.filename().string(), op,
@@ -120,6 +161,7 @@ Estimate SequenceModel::estimate(const Workload& workload,
       "fixed", bytes_from_double(fixed_bytes * batch, what),
       fmt::format("{:g} B x batch {}", fixed_bytes, workload.batch),
       "fixed_bytes", batch);
+  add_threads_term(e, workload, shape, what);
   double total = 0;
   for (const auto& t : e.terms) total += double(t.bytes);
   e.terms.emplace_back("headroom",

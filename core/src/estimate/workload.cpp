@@ -43,6 +43,7 @@ std::string Workload::describe() const {
   if (tile > 0) text += fmt::format(", tile {} latent", tile);
   if (tokens > 0) text += fmt::format(", {} tokens", tokens);
   if (arch != "default") text += fmt::format(", arch {}", arch);
+  if (threads != 1) text += fmt::format(", {} threads", threads);
   if (!images.empty()) {
     text += fmt::format(", {} input image{}", images.size(),
                         images.size() == 1 ? "" : "s");
@@ -72,6 +73,7 @@ void Workload::validate() const {
   require_range(height, "height", 1, kMaxImageSide);
   require_range(batch, "batch", 1, kMaxBatch);
   require_range(frames, "frames", 1, kMaxFrames);
+  require_range(threads, "threads", 1, kMaxThreads);
   if (tile < 0 || tile > kMaxTile)
     throw InvalidArgument(fmt::format(
         "workload tile is {}: use 0 (whole image) or a latent size from 1 to "

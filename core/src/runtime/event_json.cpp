@@ -51,7 +51,8 @@ Json phase_event_object(const PhaseEvent& e) {
                   {"batch", e.workload.batch},
                   {"width", e.workload.width},
                   {"height", e.workload.height},
-                  {"tokens", e.workload.tokens}}},
+                  {"tokens", e.workload.tokens},
+                  {"threads", e.workload.threads}}},
                 {"estimate_bytes", e.estimate.bytes},
                 {"estimate_source", e.estimate.source},
                 {"before", memory_json(e.before)},
@@ -196,6 +197,13 @@ PhaseEvent parse_phase_event_json(std::string_view text) {
     e.workload.width = int_field<int>(w, "width", "workload", false);
     e.workload.height = int_field<int>(w, "height", "workload", false);
     e.workload.tokens = int_field<int>(w, "tokens", "workload", false);
+    if (w.contains("threads")) {
+      e.workload.threads = int_field<int>(w, "threads", "workload");
+      if (e.workload.threads < 1 || e.workload.threads > kMaxThreads)
+        bad("workload.threads",
+            fmt::format("is {}: it must be from 1 to {}", e.workload.threads,
+                        kMaxThreads));
+    }
     if (w.contains("images")) {
       const Json& images = w["images"];
       if (!images.is_array() || images.size() > std::size_t(kMaxInputImages))

@@ -7,6 +7,7 @@
 
 #include "mold/estimate/workload.hpp"
 #include "mold/plugin/registry.hpp"
+#include "mold/tensor/compute_threads.hpp"
 #include "mold/tensor/tensor_component.hpp"
 #include "mold/tensor/tiled.hpp"
 
@@ -93,6 +94,7 @@ std::optional<Bytes> estimate_for(const Registry& registry, const Vae& vae,
   w.height = int(job.input.size(2) * scale);
   w.width = int(job.input.size(3) * scale);
   w.tile = tile;
+  w.threads = compute_threads(backend);
   try {
     return registry.estimate(w).bytes;
   } catch (const Error&) {

@@ -541,6 +541,8 @@ std::vector<PhasePoint> read_points(const std::string& file,
       p.tokens = item.at("tokens").get<int>();
       p.images = item.value("images", 0);
       p.peak = item.at("peak_bytes").get<mold::Bytes>();
+      p.threads = item.value("threads", 1);
+      p.thread_bytes = item.value("thread_bytes", mold::Bytes(0));
       p.weights = label + item.value("weights", std::string("?"));
       const auto& bases = item.at("bases");
       std::vector<std::string> have;
@@ -620,14 +622,18 @@ CalibrateResult run_sequence(
       "headroom "
       "(ratio)\n";
   for (const auto& p : result.phase_points) {
-    const double estimate = fitted_bytes(result.fit, p) * request.headroom;
-    block += fmt::format("#   {} {} {}x{} px, {} tokens{}: {} -> {} ({:.3f})\n",
-                         p.weights, p.dtype, p.size, p.size, p.tokens,
-                         p.images ? fmt::format(", {} image{}", p.images,
-                                                p.images > 1 ? "s" : "")
-                                  : "",
-                         p.peak, std::llround(estimate),
-                         estimate / double(std::max<mold::Bytes>(p.peak, 1)));
+    const double estimate =
+        (fitted_bytes(result.fit, p) + double(p.thread_bytes)) *
+        request.headroom;
+    block += fmt::format(
+        "#   {} {} {}x{} px, {} tokens{}{}: {} -> {} ({:.3f})\n", p.weights,
+        p.dtype, p.size, p.size, p.tokens,
+        p.images
+            ? fmt::format(", {} image{}", p.images, p.images > 1 ? "s" : "")
+            : "",
+        p.threads > 1 ? fmt::format(", {} threads", p.threads) : "", p.peak,
+        std::llround(estimate),
+        estimate / double(std::max<mold::Bytes>(p.peak, 1)));
   }
   for (const auto& name : result.fit.never_largest)
     block += fmt::format(
@@ -711,9 +717,12 @@ nlohmann::json to_json(const CalibrateRequest& request,
            {"bases", bases_json(p)},
            {"tokens", p.tokens},
            {"peak_bytes", p.peak},
+           {"threads", p.threads},
+           {"thread_bytes", p.thread_bytes},
            {"estimate_bytes", p.estimate},
-           {"fitted_bytes",
-            std::llround(fitted_bytes(result.fit, p) * request.headroom)},
+           {"fitted_bytes", std::llround((fitted_bytes(result.fit, p) +
+                                          double(p.thread_bytes)) *
+                                         request.headroom)},
            {"seconds", p.seconds},
            {"rss_peak_bytes", p.rss_peak}});
     return out;

@@ -174,9 +174,12 @@ std::vector<PhasePoint> measure_phase(
                        ? e.after.peak_allocated - e.before.allocated
                        : 0;
           p.estimate = e.estimate.bytes;
-          for (const auto& term : e.estimate.terms)
+          p.threads = e.workload.threads;
+          for (const auto& term : e.estimate.terms) {
             if (!term.constant.empty())
               p.bases.emplace_back(term.constant, term.basis);
+            if (term.name == "threads") p.thread_bytes = term.bytes;
+          }
           p.seconds = e.seconds;
           p.rss_peak = recorder.rss_peak();
           if (p.bases.empty())
@@ -270,7 +273,7 @@ ConstantFit fit_stage_factors(const std::vector<PhasePoint>& points,
   double smallest = std::numeric_limits<double>::infinity();
   for (const auto& p : points)
     if (fixed_basis(p) > 0)
-      smallest = std::min(smallest, double(p.peak) / fixed_basis(p));
+      smallest = std::min(smallest, double(fitted_peak(p)) / fixed_basis(p));
   std::vector<double> candidates{0};
   if (fixed && std::isfinite(smallest) && smallest > 1)
     for (int g = 0; g <= 80; ++g)
@@ -281,14 +284,15 @@ ConstantFit fit_stage_factors(const std::vector<PhasePoint>& points,
     std::vector<double> target;
     for (const auto& p : points)
       target.push_back(
-          std::max(1.0, double(p.peak) - constant * fixed_basis(p)));
+          std::max(1.0, double(fitted_peak(p)) - constant * fixed_basis(p)));
     StageFit fit = fit_factors(points, stage, target);
     double error = 0;
     for (std::size_t i = 0; i < points.size(); ++i) {
       const std::size_t s = fit.owner[i];
       const double bytes = fit.factor[s] * points[i].bases[stage[s]].second +
                            constant * fixed_basis(points[i]);
-      const double r = bytes / double(std::max<mold::Bytes>(points[i].peak, 1));
+      const double r =
+          bytes / double(std::max<mold::Bytes>(fitted_peak(points[i]), 1));
       error += (r - 1) * (r - 1);
     }
     if (!best || error < best_error) {
@@ -350,7 +354,7 @@ ConstantFit fit_constants(const std::vector<PhasePoint>& points) {
         points.size(), n, n + 1));
   // Rows scaled by 1/measured: the squared relative error.
   auto row = [&](const PhasePoint& p, std::size_t i) {
-    return p.bases[i].second / double(std::max<mold::Bytes>(p.peak, 1));
+    return p.bases[i].second / double(std::max<mold::Bytes>(fitted_peak(p), 1));
   };
   // Every subset of the constants held at zero; the best non-negative
   // solution (an exact non-negative least squares for three constants).
@@ -396,7 +400,7 @@ ConstantFit fit_constants(const std::vector<PhasePoint>& points) {
     fit.constants.emplace_back(names[i], (*best)[i]);
   double scale = 0;
   for (const auto& p : points)
-    scale = std::max(scale, double(p.peak) / fitted_bytes(fit, p));
+    scale = std::max(scale, double(fitted_peak(p)) / fitted_bytes(fit, p));
   if (!(scale > 0) || !std::isfinite(scale))
     throw mold::Error("the measured peaks are all 0: nothing to fit");
   for (auto& [name, value] : fit.constants) value *= scale;

@@ -44,6 +44,10 @@ struct PhasePoint {
   /// read with --points-from, "FILE: " before it.
   std::string weights;
   mold::Bytes peak = 0;
+  int threads = 1;  ///< the compute threads the run had
+  /// The estimate's scratch of the threads past the first (its "threads"
+  /// term, which no constant scales): the fit covers the peak without it.
+  mold::Bytes thread_bytes = 0;
   mold::Bytes estimate = 0;  ///< with the constants in force now
   /// (constant, basis) of each of the estimate's terms that has one.
   std::vector<std::pair<std::string, double>> bases;
@@ -52,6 +56,12 @@ struct PhasePoint {
   /// the start (0 where /proc cannot say).
   mold::Bytes rss_peak = 0;
 };
+
+/// What the constants must cover at a point: the peak less its threads'
+/// scratch.
+inline mold::Bytes fitted_peak(const PhasePoint& p) {
+  return p.peak > p.thread_bytes ? p.peak - p.thread_bytes : 0;
+}
 
 struct ConstantFit {
   /// The fitted constants, by name, in the order the estimate has them.

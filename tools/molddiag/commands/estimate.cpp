@@ -69,6 +69,10 @@ tools::Parsed<EstimateRequest> parse(const std::vector<std::string>& args) {
       0);
   tools::add_ranged_int(options, "tokens", &w.tokens, 0, mold::kMaxTokens,
                         "prompt tokens (text_encode, denoise)", 0);
+  tools::add_ranged_int(options, "threads", &w.threads, 1, mold::kMaxThreads,
+                        "compute threads (cpu backend; mold run uses "
+                        "libtorch's: OMP_NUM_THREADS, else the physical cores)",
+                        1);
   options.add_options()("arch", po::value(&w.arch)->default_value("default"),
                         "default (the published architecture) or tiny");
   options.add_options()("model", po::value(&w.model),
@@ -112,6 +116,7 @@ nlohmann::json to_json(const EstimateRequest& request,
                         {"frames", w.frames},
                         {"tile", w.tile},
                         {"tokens", w.tokens},
+                        {"threads", w.threads},
                         {"arch", w.arch},
                         {"bytes", estimate.bytes},
                         {"human", mold::format_bytes(estimate.bytes)},

@@ -21,10 +21,11 @@
 /// The estimate is bytes_per_pixel x height x width x element size x batch x
 /// frames (for a tile: the tile's pixels). A table measured in several
 /// dtypes adds what the VAE computes in float32 whatever the dtype:
-/// float32_bytes_per_pixel x height x width x 4 x batch x frames. With `points`, bytes_per_pixel at an
-/// area is the larger of the two measured neighbours times `headroom` (a
-/// conservative upper envelope); outside the measured range, the larger of the
-/// nearest point times `headroom` and the flat constant.
+/// float32_bytes_per_pixel x height x width x 4 x batch x frames. With
+/// `points`, bytes_per_pixel at an area is the larger of the two measured
+/// neighbours times `headroom` (a conservative upper envelope); outside the
+/// measured range, the larger of the nearest point times `headroom` and the
+/// flat constant.
 ///
 /// Per token and attention score (text encoders, denoisers): a table with
 /// bytes_per_token / bytes_per_score (mold/estimate/sequence_model.hpp). The

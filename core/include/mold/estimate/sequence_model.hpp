@@ -14,9 +14,10 @@
 ///     calibrated = true
 ///     source = "molddiag calibrate --family zimage --op denoise ..."
 ///
-/// estimate = (bytes_per_token x tokens x width x element
+/// estimate = ((bytes_per_token x tokens x width x element
 ///             + bytes_per_score x scores x score element
-///             + fixed_bytes) x batch x headroom.
+///             + fixed_bytes) x batch + (threads - 1) x thread scratch)
+///            x headroom.
 ///
 /// A plugin that counts its code's stages instead (SequenceShape::stages:
 /// the bytes each stage of a layer holds at once, from the architecture's
@@ -31,7 +32,7 @@
 ///     headroom = 1.05
 ///
 /// estimate = (max over stages (factor x counted bytes) + fixed_bytes x
-/// batch) x headroom. The
+/// batch + (threads - 1) x thread scratch) x headroom. The
 /// widths and dtypes are in the count, so one table serves every
 /// architecture and dtype of the family; the factors carry what the count
 /// leaves out (library scratch, allocator rounding).
@@ -42,6 +43,7 @@
 #include <vector>
 
 #include "mold/estimate/estimate.hpp"
+#include "mold/estimate/matmul_scratch.hpp"
 
 namespace mold {
 
@@ -65,6 +67,18 @@ struct SequenceShape {
   /// The counted stages; when there are any, the table's stage factors make
   /// the estimate and the per-token fields above are not used.
   std::vector<SequenceStage> stages;
+  /// The scratch each compute thread past the first adds at the op's peak
+  /// (cpu_matmul_thread_scratch of its largest product; 0 on a GPU): the
+  /// constants are measured at one thread, so the estimate adds
+  /// (workload.threads - 1) x this, with no constant of its own.
+  double thread_scratch = 0;
+  std::string thread_scratch_detail;  ///< "14 rows x 9728 inner, bfloat16"
+
+  /// Sets thread_scratch to the largest cpu_matmul_thread_scratch of the
+  /// layer's `products` over `rows` rows in the workload's dtype, on the
+  /// cpu backend (0 on any other).
+  void count_thread_scratch(const Workload& workload, double rows,
+                            const std::vector<MatmulShape>& products);
 };
 
 /// The constants of one (op, backend) table of the sequence kind.

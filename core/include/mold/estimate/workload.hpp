@@ -29,6 +29,7 @@ inline constexpr int kMaxFrames = 4096;      ///< frames (video VAEs)
 inline constexpr int kMaxTile = 65536;       ///< tile edge (latent units)
 inline constexpr int kMaxTokens = 1 << 20;   ///< text tokens
 inline constexpr int kMaxInputImages = 16;   ///< an edit's source images
+inline constexpr int kMaxThreads = 4096;     ///< compute threads
 
 /// The pixels of one image an operation takes.
 struct ImageSize {
@@ -62,6 +63,10 @@ struct Workload {
   /// encoder's input (vision_encode, text_encode), the VAE's (vae_encode,
   /// denoise). Empty for text-to-image.
   std::vector<ImageSize> images{};
+  /// The threads that compute the op at once (libtorch's intra-op threads on
+  /// the cpu backend): a cpu library's per-thread scratch grows with them.
+  /// 1 on a GPU backend.
+  int threads = 1;
 
   /// "qwen_image vae_decode on cuda, 832x1248 float16, batch 1"
   std::string describe() const;
