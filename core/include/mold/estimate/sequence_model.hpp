@@ -72,7 +72,8 @@ struct SequenceShape {
   /// constants are measured at one thread, so the estimate adds
   /// (workload.threads - 1) x this, with no constant of its own.
   double thread_scratch = 0;
-  std::string thread_scratch_detail;  ///< "14 rows x 9728 inner, bfloat16"
+  /// "14 rows x 2560 inner x 4096 outer, bfloat16"
+  std::string thread_scratch_detail;
 
   /// Sets thread_scratch to the largest cpu_matmul_thread_scratch of the
   /// layer's `products` over `rows` rows in the workload's dtype, on the
