@@ -114,6 +114,23 @@ TEST_CASE("molddiag calibrate --points-from joins an earlier run's points",
     CHECK(r.exit_code == 1);
     CHECK_THAT(r.err, Catch::Contains("point 1 was measured with the terms") &&
                           Catch::Contains("measure it again"));
+    auto threads = nlohmann::json::parse(read_text(earlier));
+    threads["points"][0]["threads"] = 0;
+    r = run_molddiag({"calibrate", "--family", "zimage", "--op", "text_encode",
+                      "--tokens", "8,60,120,300", "--points-from",
+                      dir.write("threads.json", threads.dump())});
+    CHECK(r.exit_code == 1);
+    CHECK_THAT(r.err, Catch::Contains("point 1 has threads 0: it must be "
+                                      "from 1 to 4096"));
+    threads["points"][0]["threads"] = 2;
+    threads["points"][0]["thread_bytes"] =
+        threads["points"][0]["peak_bytes"].get<long>() + 1;
+    r = run_molddiag({"calibrate", "--family", "zimage", "--op", "text_encode",
+                      "--tokens", "8,60,120,300", "--points-from",
+                      dir.write("scratch.json", threads.dump())});
+    CHECK(r.exit_code == 1);
+    CHECK_THAT(r.err, Catch::Contains("point 1 has thread_bytes") &&
+                          Catch::Contains("above its peak_bytes"));
     const std::string junk = dir.write("junk.json", "{\"points\": 3");
     r = run_molddiag({"calibrate", "--family", "zimage", "--op", "text_encode",
                       "--tokens", "8,60,120,300", "--points-from", junk});

@@ -200,9 +200,8 @@ PhaseEvent parse_phase_event_json(std::string_view text) {
     if (w.contains("threads")) {
       e.workload.threads = int_field<int>(w, "threads", "workload");
       if (e.workload.threads < 1 || e.workload.threads > kMaxThreads)
-        bad("workload.threads",
-            fmt::format("is {}: it must be from 1 to {}", e.workload.threads,
-                        kMaxThreads));
+        bad("workload.threads", fmt::format("is {}: it must be from 1 to {}",
+                                            e.workload.threads, kMaxThreads));
     }
     if (w.contains("images")) {
       const Json& images = w["images"];

@@ -542,7 +542,17 @@ std::vector<PhasePoint> read_points(const std::string& file,
       p.images = item.value("images", 0);
       p.peak = item.at("peak_bytes").get<mold::Bytes>();
       p.threads = item.value("threads", 1);
+      if (p.threads < 1 || p.threads > mold::kMaxThreads)
+        throw fail(fmt::format(
+            "point {} has threads {}: it must be from 1 to {} (measure it "
+            "again)",
+            i + 1, p.threads, mold::kMaxThreads));
       p.thread_bytes = item.value("thread_bytes", mold::Bytes(0));
+      if (p.thread_bytes > p.peak)
+        throw fail(fmt::format(
+            "point {} has thread_bytes {}, above its peak_bytes {}: the "
+            "threads' scratch is part of the peak (measure it again)",
+            i + 1, p.thread_bytes, p.peak));
       p.weights = label + item.value("weights", std::string("?"));
       const auto& bases = item.at("bases");
       std::vector<std::string> have;
