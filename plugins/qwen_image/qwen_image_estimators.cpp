@@ -5,8 +5,8 @@
 #include <algorithm>
 #include <mold/base/error.hpp>
 
-#include "qwen25vl_text_encoder.hpp"
-#include "qwen_image_transformer.hpp"
+#include "qwen25vl_config.hpp"
+#include "qwen_image_transformer_config.hpp"
 
 namespace qwen_image {
 

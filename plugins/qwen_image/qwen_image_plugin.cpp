@@ -1,23 +1,22 @@
 // The qwen_image family plugin: Qwen-Image and Qwen-Image-Edit-2511, their
 // component sizes (qwen_image.models.toml), working-memory estimators
 // (qwen_image.calibration.toml: the VAE's per pixel, the encoders' and the
-// denoiser's per token), architectures and pipelines.
+// denoiser's per token). Torch-free: its architectures and pipelines are its
+// companion's (qwen_image_companion.cpp), loaded the first time the family
+// builds one.
 
 #include <memory>
 #include <mold/catalog/model_catalog.hpp>
 #include <mold/estimate/calibration.hpp>
 #include <mold/estimate/workload.hpp>
-#include <mold/model/vae.hpp>
+#include <mold/plugin/companion.hpp>
 #include <mold/plugin/plugin.hpp>
 #include <string>
 #include <utility>
 #include <vector>
 
-#include "qwen25vl_text_encoder.hpp"
+#include "qwen_image_companion.hpp"
 #include "qwen_image_estimators.hpp"
-#include "qwen_image_pipeline.hpp"
-#include "qwen_image_transformer.hpp"
-#include "qwen_image_vae.hpp"
 
 namespace {
 
@@ -35,26 +34,18 @@ std::vector<std::string> qwen_image_hints(const mold::ModelFamily& /*family*/,
 }
 
 void register_all(mold::Registrar& registrar) {
-  mold::FamilyFactories factories;
-  factories.vae = qwen_image::make_qwen_image_vae;
-  factories.transformer = qwen_image::make_qwen_image_transformer;
-  factories.text_encoder = [](const mold::ArchSpec& arch) {
-    return std::unique_ptr<mold::TextEncoder>(
-        qwen_image::make_qwen25vl_text_encoder(arch, /*with_vision=*/true));
-  };
-  const auto estimators =
-      std::make_shared<const qwen_image::QwenImageEstimators>(
-          mold::CalibrationFile::load_for(registrar),
-          registrar.data_file("calibration.toml"));
-  factories.tokenizer =
+  auto context = std::make_shared<qwen_image::CompanionContext>();
+  context->tokenizer =
       mold::TokenizerFiles{registrar.data_file("tokenizer.json"),
                            registrar.data_file("tokenizer_config.json")};
-  const qwen_image::PipelineFactories parts{
-      factories.tokenizer->tokenizer_json,
-      factories.tokenizer->tokenizer_config, estimators};
-  factories.pipeline = [parts](const mold::PipelineOptions& options) {
-    return qwen_image::make_qwen_image_pipeline(parts, options);
-  };
+  context->estimators = std::make_shared<const qwen_image::QwenImageEstimators>(
+      mold::CalibrationFile::load_for(registrar),
+      registrar.data_file("calibration.toml"));
+  const auto estimators = context->estimators;
+  mold::FamilyFactories factories;
+  factories.tokenizer = context->tokenizer;
+  factories.companion =
+      std::make_shared<mold::Companion>(registrar, "torch", std::move(context));
   mold::register_family_from_data_files(registrar, kFamily, qwen_image_hints,
                                         std::move(factories));
   qwen_image::register_sequence_estimators(registrar, *estimators);

@@ -7,8 +7,8 @@
 #include <mold/base/bytes.hpp>
 #include <mold/base/error.hpp>
 
-#include "qwen3_text_encoder.hpp"
-#include "zimage_transformer.hpp"
+#include "qwen3_config.hpp"
+#include "zimage_transformer_config.hpp"
 
 namespace zimage {
 

@@ -1,22 +1,21 @@
 // The zimage family plugin: Z-Image-Turbo, its component sizes
 // (zimage.models.toml) and working-memory estimators (zimage.calibration.toml:
 // the VAE's per pixel, the text encoder's and denoiser's per token).
+// Torch-free: its models and pipeline are its companion's
+// (zimage_companion.cpp), loaded the first time the family builds one.
 
 #include <memory>
 #include <mold/catalog/model_catalog.hpp>
 #include <mold/estimate/calibration.hpp>
 #include <mold/estimate/workload.hpp>
-#include <mold/model/vae.hpp>
+#include <mold/plugin/companion.hpp>
 #include <mold/plugin/plugin.hpp>
 #include <string>
 #include <utility>
 #include <vector>
 
-#include "flux_vae.hpp"
-#include "qwen3_text_encoder.hpp"
+#include "zimage_companion.hpp"
 #include "zimage_estimators.hpp"
-#include "zimage_pipeline.hpp"
-#include "zimage_transformer.hpp"
 
 namespace {
 
@@ -39,25 +38,18 @@ std::vector<std::string> zimage_hints(const mold::ModelFamily& /*family*/,
 }
 
 void register_all(mold::Registrar& registrar) {
-  mold::FamilyFactories factories;
-  factories.vae = zimage::make_flux_vae;
-  factories.text_encoder = zimage::make_qwen3_text_encoder;
-  factories.transformer = zimage::make_zimage_transformer;
-  const auto estimators = std::make_shared<const zimage::ZImageEstimators>(
-      mold::CalibrationFile::load_for(registrar),
-      registrar.data_file("calibration.toml"));
-  factories.tokenizer =
+  auto context = std::make_shared<zimage::CompanionContext>();
+  context->tokenizer =
       mold::TokenizerFiles{registrar.data_file("tokenizer.json"),
                            registrar.data_file("tokenizer_config.json")};
-  zimage::PipelineFactories parts{zimage::declare_flux_vae,
-                                  factories.text_encoder,
-                                  factories.transformer,
-                                  factories.tokenizer->tokenizer_json,
-                                  factories.tokenizer->tokenizer_config,
-                                  estimators};
-  factories.pipeline = [parts](const mold::PipelineOptions& options) {
-    return zimage::make_zimage_pipeline(parts, options);
-  };
+  context->estimators = std::make_shared<const zimage::ZImageEstimators>(
+      mold::CalibrationFile::load_for(registrar),
+      registrar.data_file("calibration.toml"));
+  const auto estimators = context->estimators;
+  mold::FamilyFactories factories;
+  factories.tokenizer = context->tokenizer;
+  factories.companion =
+      std::make_shared<mold::Companion>(registrar, "torch", std::move(context));
   mold::register_family_from_data_files(registrar, kFamily, zimage_hints,
                                         std::move(factories));
   zimage::register_transformer_estimators(registrar, *estimators);

@@ -1,50 +1,40 @@
 // molddiag: diagnostics of mold's plugins, estimates and memory. A command
-// table: each command is in commands/.
+// table: each command is in commands/. This executable links no libtorch: it
+// runs the commands that compute no tensors and hands the others to
+// molddiag-torch (twin_main.cpp; common/tensor_twin.hpp).
 
 #include <fmt/format.h>
 
+#include <map>
 #include <mold/base/build_config.hpp>
 #include <mold/plugin/plugin.hpp>
+#include <string>
 #include <vector>
 
+#include "commands/command_list.hpp"
 #include "commands/commands.hpp"
 #include "common/command_table.hpp"
+#include "common/exit_codes.hpp"
+#include "common/tensor_twin.hpp"
 
 int main(int argc, char** argv) {
-  const std::vector<mold::tools::Command> commands = {
-      {"plugins",
-       "list loaded plugins, what they registered, and plugins that failed to "
-       "load",
-       molddiag::plugins_command},
-      {"estimate", "the working-memory estimate of one operation",
-       molddiag::estimate_command},
-      {"classify",
-       "whether an error text is an out-of-memory error, where, and what to do",
-       molddiag::classify_command},
-      {"vae", "run one VAE encode or decode on tensors from a safetensors file",
-       molddiag::vae_command},
-      {"tiling",
-       "decode one latent whole, bounded and tiled: peaks, times, differences",
-       molddiag::tiling_command},
-      {"calibrate",
-       "measure an op's working memory on the cpu backend; write the constants",
-       molddiag::calibrate_command},
-      {"run-component",
-       "run one component (text encoder, transformer, VAE) on tensors from a "
-       "safetensors file",
-       molddiag::run_component_command},
-      {"tokenize", "the token ids of a text, with a family's tokenizer files",
-       molddiag::tokenize_command},
-      {"leak", "make N images and say whether memory grows, and what keeps it",
-       molddiag::leak_command},
-      {"parity", "make N images and check none needs more than the first",
-       molddiag::parity_command},
-      {"report", "analyse a saved JSON report again; write it as HTML",
-       molddiag::report_command},
-      {"doctor",
-       "libtorch's threads, the BLAS it calls, and its matrix-product speed",
-       molddiag::doctor_command},
+  using Run = std::function<int(const std::vector<std::string>&)>;
+  const std::map<std::string, Run> own = {
+      {"plugins", molddiag::plugins_command},
+      {"estimate", molddiag::estimate_command},
+      {"classify", molddiag::classify_command},
+      {"report", molddiag::report_command},
   };
+  std::vector<mold::tools::Command> commands;
+  for (const auto& entry : molddiag::command_list()) {
+    const auto found = own.find(entry.name);
+    Run run = [argv](const std::vector<std::string>&) {
+      mold::tools::exec_tensor_twin(molddiag::kProgram, argv);
+      return static_cast<int>(mold::tools::kFailure);
+    };
+    if (!entry.tensors && found != own.end()) run = found->second;
+    commands.push_back({entry.name, entry.summary, std::move(run)});
+  }
   return mold::tools::run_command_table(
       molddiag::kProgram, commands, argc, argv,
       fmt::format("{} {} ({})", molddiag::kProgram, MOLD_VERSION,

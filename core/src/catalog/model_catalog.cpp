@@ -135,10 +135,18 @@ void register_family_from_data_files(Registrar& registrar,
       return hints(catalog, report, workload);
     };
   }
-  family.make_vae = std::move(factories.vae);
-  family.make_text_encoder = std::move(factories.text_encoder);
-  family.make_transformer = std::move(factories.transformer);
-  family.make_pipeline = std::move(factories.pipeline);
+  if (factories.companion) {
+    const auto& companion = factories.companion;
+    family.make_vae = {companion, &FamilyFactories::vae};
+    family.make_text_encoder = {companion, &FamilyFactories::text_encoder};
+    family.make_transformer = {companion, &FamilyFactories::transformer};
+    family.make_pipeline = {companion, &FamilyFactories::pipeline};
+  } else {
+    family.make_vae = std::move(factories.vae);
+    family.make_text_encoder = std::move(factories.text_encoder);
+    family.make_transformer = std::move(factories.transformer);
+    family.make_pipeline = std::move(factories.pipeline);
+  }
   family.tokenizer = std::move(factories.tokenizer);
   registrar.add_family(std::move(family));
   CalibrationFile::load_for(registrar).register_estimators(registrar,

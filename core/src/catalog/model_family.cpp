@@ -6,6 +6,12 @@
 
 namespace mold {
 
+void throw_missing_factory() {
+  throw Error(
+      "this build of the family has no such factory: the plugin registered "
+      "none; run 'molddiag plugins' to see what it registered");
+}
+
 ArchSpec ArchSpec::parse(const std::string& text) {
   if (text == "default" || text == "tiny") {
     ArchSpec spec;

@@ -19,26 +19,13 @@
 #include "mold/plugin/plugin.hpp"
 #include "mold/plugin/plugin_scanner.hpp"
 #include "plugin/elf_inspection.hpp"
+#include "plugin/shared_library.hpp"
 
 namespace mold {
 
 namespace fs = std::filesystem;
 
 namespace {
-
-/// The one lifetime rule for plugin code: a library, once loaded, is never
-/// unloaded. Code of a plugin may be referenced from anywhere (std::function
-/// targets in the registry, vtables of backends and models, strings in
-/// reports, static objects), so no owner could know when it is safe. The list
-/// is leaked on purpose, so that no static destructor unloads a library while
-/// other static destructors may still run its code.
-void keep_loaded_forever(std::unique_ptr<boost::dll::shared_library> library) {
-  static auto* keep =
-      new std::vector<std::unique_ptr<boost::dll::shared_library>>;
-  static auto* mutex = new std::mutex;
-  std::lock_guard<std::mutex> lock(*mutex);
-  keep->push_back(std::move(library));
-}
 
 /// Plugin names are identifiers people type and see in messages and JSON.
 bool valid_plugin_name(const std::string& name) {
@@ -51,19 +38,6 @@ bool valid_plugin_name(const std::string& name) {
 // The smallest descriptor of API version 1: every field up to register_all.
 constexpr std::size_t kInfoSizeV1 =
     offsetof(mold_plugin_info, register_all) + sizeof(void (*)(Registrar&));
-
-/// The reason inside Boost.DLL's message: dlerror()'s text, without Boost's
-/// wrapper and the errno it appends ("Bad file descriptor"), which is
-/// unrelated to the cause.
-std::string dlopen_reason(const std::string& what) {
-  const std::string marker = "dlerror system message: ";
-  const std::size_t at = what.find(marker);
-  if (at == std::string::npos) return what;
-  const std::size_t start = at + marker.size();
-  const std::size_t end = what.rfind("):");
-  if (end == std::string::npos || end < start) return what.substr(start);
-  return what.substr(start, end - start);
-}
 
 }  // namespace
 

@@ -3,6 +3,7 @@
 #include <utility>
 
 #include "mold/base/error.hpp"
+#include "mold/plugin/plugin_loader.hpp"
 
 namespace mold {
 
@@ -52,6 +53,11 @@ void Registrar::add_hint_provider(const std::string& backend,
 
 std::filesystem::path Registrar::data_file(const std::string& suffix) const {
   return library_path_.parent_path() / (plugin_name_ + "." + suffix);
+}
+
+std::filesystem::path Registrar::companion_file(const std::string& name) const {
+  return library_path_.parent_path() / plugin_name_ /
+         (name + plugin_library_extension());
 }
 
 std::filesystem::path Registrar::user_data_file(

@@ -42,16 +42,6 @@ using FamilyHints = std::function<std::vector<std::string>(
 /// `hints`, registers the family, then one estimator per table of
 /// `<plugin>.calibration.toml` (with the user's overrides). Throws ConfigError
 /// / InvalidArgument naming the file.
-/// What a family's components are built by (any may be empty).
-struct FamilyFactories {
-  VaeFactory vae;
-  TextEncoderFactory text_encoder;
-  DenoiserFactory transformer;
-  PipelineFactory pipeline;
-  /// The tokenizer's files the plugin ships (none: no tokenizer).
-  std::optional<TokenizerFiles> tokenizer;
-};
-
 void register_family_from_data_files(Registrar& registrar,
                                      const std::string& family_name,
                                      FamilyHints hints,

@@ -8,6 +8,8 @@
 #include <memory>
 #include <optional>
 #include <string>
+#include <type_traits>
+#include <utility>
 #include <vector>
 
 #include "mold/base/bytes.hpp"
@@ -19,6 +21,7 @@ class Vae;          // mold/model/vae.hpp
 class TextEncoder;  // mold/model/text_encoder.hpp
 class Denoiser;     // mold/model/transformer.hpp
 class Pipeline;     // mold/runtime/pipeline.hpp
+class Companion;    // mold/plugin/companion.hpp
 
 /// Which architecture a factory builds: a built-in ("default": the published
 /// model; "tiny": small, for tests and CPU runs) or one described by a
@@ -100,6 +103,70 @@ struct TokenizerFiles {
   std::filesystem::path tokenizer_config;  ///< tokenizer_config.json
 };
 
+/// What a family's components are built by (any may be empty), and the
+/// files of the tokenizer it ships.
+struct FamilyFactories {
+  VaeFactory vae;
+  TextEncoderFactory text_encoder;
+  DenoiserFactory transformer;
+  PipelineFactory pipeline;
+  /// The tokenizer's files the plugin ships (none: no tokenizer).
+  std::optional<TokenizerFiles> tokenizer;
+  /// Set by a plugin whose factories are its companion's
+  /// (mold/plugin/companion.hpp): then the four above are the companion's,
+  /// loaded when the first of them is called, and are left empty here.
+  std::shared_ptr<Companion> companion;
+};
+
+/// The factories of `companion`, loading it on the first call. Throws
+/// mold::Error naming the library when it cannot be loaded.
+const FamilyFactories& companion_factories(Companion& companion);
+
+/// One factory of a family: a function, or the one of its companion's
+/// factories (FamilyFactories::*member), which is loaded when it is first
+/// called. Called as the function it stands for; it is true when it has a
+/// function or a companion (a companion without that factory throws
+/// mold::Error when called).
+template <class Function> class FamilyFactory {
+ public:
+  FamilyFactory() = default;
+  FamilyFactory(std::nullptr_t) {}  // NOLINT: as std::function
+  /// A function (or lambda) as the factory.
+  template <class Callable, class = std::enable_if_t<!std::is_same<
+                                std::decay_t<Callable>, FamilyFactory>::value>>
+  FamilyFactory(Callable callable)  // NOLINT: as std::function
+      : function_(std::move(callable)) {}
+  FamilyFactory(std::shared_ptr<Companion> companion,
+                Function FamilyFactories::*member)
+      : companion_(std::move(companion)), member_(member) {}
+
+  explicit operator bool() const {
+    return companion_ ? true : static_cast<bool>(function_);
+  }
+  /// The function it stands for (the companion's after loading it).
+  const Function& function() const {
+    return companion_ ? companion_factories(*companion_).*member_ : function_;
+  }
+  template <class... Args> auto operator()(Args&&... args) const {
+    const Function& f = function();
+    if (!f) throw_missing();
+    return f(std::forward<Args>(args)...);
+  }
+
+ private:
+  [[noreturn]] static void throw_missing();
+  Function function_;
+  std::shared_ptr<Companion> companion_;
+  Function FamilyFactories::*member_ = nullptr;
+};
+
+/// "this build of the family has no such factory" (for FamilyFactory).
+[[noreturn]] void throw_missing_factory();
+
+template <class Function> void FamilyFactory<Function>::throw_missing() {
+  throw_missing_factory();
+}
+
 struct ModelFamily {
   std::string name;  ///< "qwen_image"; also the estimator key's family
   std::string description;
@@ -107,12 +174,12 @@ struct ModelFamily {
   /// Family-specific advice for an OOM (may be empty).
   HintProvider hints;
   /// The family's VAE (empty when this build has none).
-  VaeFactory make_vae;
+  FamilyFactory<VaeFactory> make_vae;
   /// Its text encoder and its denoiser (empty when it has none).
-  TextEncoderFactory make_text_encoder;
-  DenoiserFactory make_transformer;
+  FamilyFactory<TextEncoderFactory> make_text_encoder;
+  FamilyFactory<DenoiserFactory> make_transformer;
   /// Its text-to-image pipeline (empty when this build has none).
-  PipelineFactory make_pipeline;
+  FamilyFactory<PipelineFactory> make_pipeline;
   /// The tokenizer the plugin ships (runs with seeded weights use it; a
   /// model directory brings its own), when it ships one.
   std::optional<TokenizerFiles> tokenizer;

@@ -47,6 +47,10 @@ class Registrar {
   /// The user's override of that file, `<user data dir>/<plugin
   /// name>.<suffix>`, when the user data dir is set (it may not exist).
   std::filesystem::path user_data_file(const std::string& suffix) const;
+  /// The plugin's companion library `name` (mold/plugin/companion.hpp):
+  /// `<library dir>/<plugin name>/<name>.so`, e.g. companion_file("torch") ->
+  /// ".../plugins/zimage/torch.so".
+  std::filesystem::path companion_file(const std::string& name) const;
 
  private:
   friend class Registry;

@@ -1,0 +1,95 @@
+// molddiag links no libtorch: it runs the commands that compute no tensors and
+// hands the others to molddiag-torch by exec (tools/common/tensor_twin.hpp).
+// Which libraries a run loaded is read from the dynamic loader's own log
+// (LD_DEBUG=files), one file per process.
+#include <catch2/catch.hpp>
+#include <filesystem>
+#include <fstream>
+#include <map>
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include "support/paths.hpp"
+#include "support/process.hpp"
+
+using Catch::Matchers::Contains;
+using mold::test::TempDir;
+
+namespace {
+
+/// molddiag `args` with the loader logging into `dir`; returns the result
+/// and, in `log`, every process's log together.
+mold::test::ProcessResult molddiag_logged(const std::vector<std::string>& args,
+                                          const TempDir& dir,
+                                          std::string& log) {
+  const auto result = mold::test::run_molddiag(
+      args, {{"LD_DEBUG", "files"}, {"LD_DEBUG_OUTPUT", dir.path() + "/ld"}});
+  std::ostringstream all;
+  for (const auto& entry : std::filesystem::directory_iterator(dir.path()))
+    if (entry.path().filename().string().rfind("ld.", 0) == 0)
+      all << std::ifstream(entry.path()).rdbuf();
+  log = all.str();
+  return result;
+}
+
+}  // namespace
+
+TEST_CASE("molddiag estimates and lists plugins without loading libtorch",
+          "[cli][twin]") {
+  for (const std::vector<std::string>& args :
+       {std::vector<std::string>{"estimate", "--family", "zimage", "--op",
+                                 "denoise", "--backend", "cpu", "--width",
+                                 "256", "--height", "256", "--tokens", "16"},
+        std::vector<std::string>{"plugins", "--json"}}) {
+    INFO(args.front());
+    TempDir dir;
+    std::string log;
+    const auto r = molddiag_logged(args, dir, log);
+    INFO(r.err);
+    REQUIRE(r.exit_code == 0);
+    REQUIRE_THAT(log, Contains("libmold_core"));  // the log is there
+    CHECK(log.find("libtorch_cpu") == std::string::npos);
+  }
+}
+
+TEST_CASE("molddiag hands a tensor command to molddiag-torch", "[cli][twin]") {
+  TempDir dir;
+  std::string log;
+  const auto r = molddiag_logged({"vae", "--help"}, dir, log);
+  INFO(r.err);
+  REQUIRE(r.exit_code == 0);
+  CHECK_THAT(r.out, Contains("molddiag vae"));
+  // The same process (exec keeps the pid, so one log) loaded libtorch: the
+  // twin's doing, as the first test shows molddiag does not.
+  CHECK_THAT(log, Contains("libtorch_cpu"));
+  CHECK_THAT(log, Contains("libmold_torch"));
+}
+
+TEST_CASE("molddiag without its twin says which file and what to do",
+          "[cli][twin]") {
+  // A copy of molddiag where no libexec/mold/molddiag-torch is beside it.
+  TempDir dir;
+  const std::filesystem::path bin = std::filesystem::path(dir.path()) / "bin";
+  std::filesystem::create_directories(bin);
+  std::filesystem::copy_file(mold::test::kMolddiag, bin / "molddiag");
+  const std::string copy = (bin / "molddiag").string();
+
+  const auto env = mold::test::isolated_env(dir);
+  const auto tensors = mold::test::run_process(copy, {"vae", "--help"}, env);
+  CHECK(tensors.exit_code == 1);
+  CHECK(tensors.out.empty());
+  CHECK_THAT(tensors.err,
+             Contains("molddiag: this command computes with libtorch, in " +
+                      dir.path() +
+                      "/libexec/mold/molddiag-torch, which could "
+                      "not be run (No such file or directory): "
+                      "reinstall mold"));
+
+  // What needs no tensors still runs.
+  const auto light =
+      mold::test::run_process(copy, {"classify", "--json"}, env,
+                              "CUDA out of memory. Tried to allocate 2.00 GiB");
+  INFO(light.err);
+  CHECK(light.exit_code == 0);
+}
