@@ -35,22 +35,44 @@ mold::test::ProcessResult molddiag_logged(const std::vector<std::string>& args,
 
 }  // namespace
 
-TEST_CASE("molddiag estimates and lists plugins without loading libtorch",
+TEST_CASE("molddiag answers what computes no tensors without loading libtorch",
           "[cli][twin]") {
-  for (const std::vector<std::string>& args :
-       {std::vector<std::string>{"estimate", "--family", "zimage", "--op",
-                                 "denoise", "--backend", "cpu", "--width",
-                                 "256", "--height", "256", "--tokens", "16"},
-        std::vector<std::string>{"plugins", "--json"}}) {
-    INFO(args.front());
+  struct Case {
+    std::vector<std::string> args;
+    int exit_code;
+  };
+  for (const Case& c : std::vector<Case>{
+           {{"estimate", "--family", "zimage", "--op", "denoise", "--backend",
+             "cpu", "--width", "256", "--height", "256", "--tokens", "16"},
+            0},
+           {{"plugins", "--json"}, 0},
+           {{"tokenize", "--family", "zimage", "a red fox"}, 0},
+           // leak and parity parse and check here; only a run goes to the twin
+           {{"leak", "z-image-turbo", "--tiny", "--images", "0"}, 2},
+           {{"parity", "--help"}, 0}}) {
+    INFO(c.args.front() << " " << c.args.back());
     TempDir dir;
     std::string log;
-    const auto r = molddiag_logged(args, dir, log);
+    const auto r = molddiag_logged(c.args, dir, log);
     INFO(r.err);
-    REQUIRE(r.exit_code == 0);
+    CHECK(r.exit_code == c.exit_code);
     REQUIRE_THAT(log, Contains("libmold_core"));  // the log is there
     CHECK(log.find("libtorch_cpu") == std::string::npos);
   }
+}
+
+TEST_CASE("molddiag parity hands a local run to molddiag-torch",
+          "[cli][twin]") {
+  TempDir dir;
+  std::string log;
+  const auto r = molddiag_logged(
+      {"parity", "z-image-turbo", "--tiny", "--images", "2", "--width", "64",
+       "--height", "64", "--steps", "1", "--quiet", "--json"},
+      dir, log);
+  INFO(r.err);
+  CHECK(r.exit_code == 0);
+  CHECK_THAT(r.out, Contains("\"parity\""));
+  CHECK_THAT(log, Contains("libtorch_cpu"));
 }
 
 TEST_CASE("molddiag hands a tensor command to molddiag-torch", "[cli][twin]") {

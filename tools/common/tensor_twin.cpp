@@ -4,10 +4,13 @@
 #include <unistd.h>
 
 #include <cerrno>
+#include <cstdlib>
 #include <cstring>
 #include <iostream>
 #include <string>
 #include <system_error>
+
+#include "common/exit_codes.hpp"
 
 #ifndef MOLD_TWIN_RELATIVE_DIR
 #  error \
@@ -15,6 +18,13 @@
 #endif
 
 namespace mold::tools {
+
+namespace {
+
+std::string remembered_program;
+char** remembered_argv = nullptr;
+
+}  // namespace
 
 std::filesystem::path tensor_twin_path(std::string_view program) {
   std::error_code ec;
@@ -35,6 +45,20 @@ void exec_tensor_twin(std::string_view program, char** argv) {
       "{}: this command computes with libtorch, in {}, which could not be run "
       "({}): reinstall mold (the two come from one build)\n",
       program, twin.string(), std::strerror(error));
+}
+
+void remember_command_line(std::string_view program, char** argv) {
+  remembered_program = std::string(program);
+  remembered_argv = argv;
+}
+
+void hand_to_tensor_twin() {
+  if (remembered_argv)
+    exec_tensor_twin(remembered_program, remembered_argv);
+  else
+    std::cerr << "internal error: no command line to hand to the twin\n";
+  std::cerr.flush();
+  std::exit(kFailure);
 }
 
 }  // namespace mold::tools

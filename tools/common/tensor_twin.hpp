@@ -23,4 +23,14 @@ std::filesystem::path tensor_twin_path(std::string_view program);
 /// kFailure.
 void exec_tensor_twin(std::string_view program, char** argv);
 
+/// What hand_to_tensor_twin() runs the twin with: main()'s `program` and
+/// `argv` (kept, not copied: they live as long as the process).
+void remember_command_line(std::string_view program, char** argv);
+
+/// For a command that runs here until it reaches its tensors (its arguments
+/// parsed and checked, nothing written yet): exec_tensor_twin() with the
+/// remembered command line, so the twin runs the command from the start; when
+/// that fails, exits with kFailure after its message.
+[[noreturn]] void hand_to_tensor_twin();
+
 }  // namespace mold::tools

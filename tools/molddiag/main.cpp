@@ -24,13 +24,18 @@ int main(int argc, char** argv) {
       {"estimate", molddiag::estimate_command},
       {"classify", molddiag::classify_command},
       {"report", molddiag::report_command},
+      {"tokenize", molddiag::tokenize_command},
+      // Their local and remote drivers hand the command to the twin
+      // (commands/twin_drivers.cpp); the black-box driver runs here.
+      {"leak", molddiag::leak_command},
+      {"parity", molddiag::parity_command},
   };
+  mold::tools::remember_command_line(molddiag::kProgram, argv);
   std::vector<mold::tools::Command> commands;
   for (const auto& entry : molddiag::command_list()) {
     const auto found = own.find(entry.name);
-    Run run = [argv](const std::vector<std::string>&) {
-      mold::tools::exec_tensor_twin(molddiag::kProgram, argv);
-      return static_cast<int>(mold::tools::kFailure);
+    Run run = [](const std::vector<std::string>&) -> int {
+      mold::tools::hand_to_tensor_twin();
     };
     if (!entry.tensors && found != own.end()) run = found->second;
     commands.push_back({entry.name, entry.summary, std::move(run)});

@@ -11,7 +11,9 @@ namespace molddiag {
 struct CommandEntry {
   const char* name;
   const char* summary;
-  bool tensors;  ///< runs in molddiag-torch
+  /// runs in molddiag-torch (leak and parity run here until a local or
+  /// remote run reaches its tensors: commands/twin_drivers.cpp)
+  bool tensors;
 };
 
 inline const std::vector<CommandEntry>& command_list() {
@@ -37,11 +39,11 @@ inline const std::vector<CommandEntry>& command_list() {
        "safetensors file",
        true},
       {"tokenize", "the token ids of a text, with a family's tokenizer files",
-       true},
+       false},
       {"leak", "make N images and say whether memory grows, and what keeps it",
-       true},
+       false},
       {"parity", "make N images and check none needs more than the first",
-       true},
+       false},
       {"report", "analyse a saved JSON report again; write it as HTML", false},
       {"doctor",
        "libtorch's threads, the BLAS it calls, and its matrix-product speed",
