@@ -11,7 +11,7 @@ extern const char* const kBadPluginRoot;      // one dir per case
 extern const char* const kHostilePluginRoot;  // one dir per case
 extern const char* const kFaultyPluginDir;    // the planted-fault family
 extern const char* const kLeakyProcess;  // a stand-in server (black-box driver)
-extern const char* const kPluginProbe;  // says whether plugins load libtorch
+extern const char* const kPluginProbe;   // says whether plugins load libtorch
 extern const char* const kDataDir;       // tests/data in the source tree
 extern const char* const kDocsDir;       // docs/ in the source tree
 }  // namespace mold::test
