@@ -24,6 +24,7 @@
 #include "common/host.hpp"
 #include "common/json_output.hpp"
 #include "common/options.hpp"
+#include "doctor_options.hpp"
 
 namespace po = boost::program_options;
 namespace tools = mold::tools;
@@ -31,14 +32,6 @@ namespace tools = mold::tools;
 namespace molddiag {
 
 namespace {
-
-struct DoctorRequest {
-  tools::HostOptions host;
-  bool json = false;
-  bool strict = false;
-  bool gemm = true;
-  mold::GemmShape shape{256, 1024, 1024};
-};
 
 struct GemmResult {
   std::string dtype;
@@ -64,43 +57,6 @@ struct DoctorResult {
   std::vector<GemmResult> gemm;
   std::vector<std::string> warnings;
 };
-
-tools::Parsed<DoctorRequest> parse(const std::vector<std::string>& args) {
-  tools::Parsed<DoctorRequest> parsed;
-  DoctorRequest& r = parsed.request;
-  int rows = 0, in = 0, out = 0;
-  bool no_gemm = false;
-  po::options_description options(
-      "molddiag doctor [--json] [--strict] [--no-gemm] [--gemm-rows N] "
-      "[--gemm-in N] [--gemm-out N]\n\n"
-      "What mold computes with on this machine: libtorch's version and "
-      "threads, the BLAS\n"
-      "library its float32 matrix products call (found in this process), and "
-      "the rate of one\n"
-      "matrix product (at::linear of a [rows, in] input by an [out, in] "
-      "weight) in float32\n"
-      "and bfloat16. Warns when the BLAS is the reference one.\n"
-      "Exit: 0 reported; 3 with --strict when there is a warning; 2 usage "
-      "error.\n\n"
-      "options");
-  options.add_options()("help,h", "this help")(
-      "json", po::bool_switch(&r.json),
-      "print JSON (fields in docs/molddiag.md)")(
-      "strict", po::bool_switch(&r.strict), "exit 3 when there is a warning")(
-      "no-gemm", po::bool_switch(&no_gemm), "skip the matrix-product timing");
-  tools::add_host_options(options, r.host);
-  tools::add_ranged_int(options, "gemm-rows", &rows, 1, 65536,
-                        "rows (tokens) of the timed product", 256);
-  tools::add_ranged_int(options, "gemm-in", &in, 1, 65536,
-                        "input features of the timed product", 1024);
-  tools::add_ranged_int(options, "gemm-out", &out, 1, 65536,
-                        "output features of the timed product", 1024);
-  const auto vm = tools::parse_args(args, options);
-  if (vm.count("help")) parsed.help = tools::help_text(options);
-  r.gemm = !no_gemm;
-  r.shape = {rows, in, out};
-  return parsed;
-}
 
 std::vector<BackendStatus> backend_statuses(const mold::Registry& registry) {
   std::vector<BackendStatus> out;
@@ -134,7 +90,9 @@ DoctorResult run(const DoctorRequest& request) {
     for (const auto& [name, dtype] :
          {std::pair{"float32", at::kFloat}, {"bfloat16", at::kBFloat16}})
       result.gemm.push_back(
-          {name, mold::measure_gemm(request.shape, dtype, 0.3)});
+          {name, mold::measure_gemm(
+                     {request.gemm_rows, request.gemm_in, request.gemm_out},
+                     dtype, 0.3)});
   if (const std::string advice = mold::blas_advice(result.blas);
       !advice.empty())
     result.warnings.push_back(advice);
@@ -174,9 +132,9 @@ nlohmann::json to_json(const DoctorRequest& request,
   out["gemm"] = nlohmann::json::array();
   for (const auto& g : result.gemm)
     out["gemm"].push_back({{"dtype", g.dtype},
-                           {"rows", request.shape.rows},
-                           {"in", request.shape.in},
-                           {"out", request.shape.out},
+                           {"rows", request.gemm_rows},
+                           {"in", request.gemm_in},
+                           {"out", request.gemm_out},
                            {"gflops", g.rate.gflops},
                            {"seconds", g.rate.seconds},
                            {"repeats", g.rate.repeats}});
@@ -219,8 +177,8 @@ void print_text(const DoctorRequest& request, const DoctorResult& result) {
   }
   if (!result.gemm.empty()) {
     std::cout << fmt::format("matrix product [{} x {}] by [{} x {}]:\n",
-                             request.shape.rows, request.shape.in,
-                             request.shape.in, request.shape.out);
+                             request.gemm_rows, request.gemm_in,
+                             request.gemm_in, request.gemm_out);
     for (const auto& g : result.gemm)
       std::cout << fmt::format("  {:<9} {:8.1f} GFLOP/s ({:.2f} ms, {} runs)\n",
                                g.dtype, g.rate.gflops, g.rate.seconds * 1e3,
@@ -232,7 +190,7 @@ void print_text(const DoctorRequest& request, const DoctorResult& result) {
 }  // namespace
 
 int doctor_command(const std::vector<std::string>& args) {
-  const auto parsed = parse(args);
+  const auto parsed = parse_doctor_options(args);
   if (parsed.help) {
     std::cout << *parsed.help;
     return tools::kOk;

@@ -8,44 +8,29 @@
 #include <cstdint>
 #include <memory>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "mold/cache/recovery.hpp"
 #include "mold/device/backend.hpp"
 #include "mold/model/vae.hpp"
-#include "mold/plan/tile_plan.hpp"
+#include "mold/plan/vae_settings.hpp"
 
 namespace mold {
 
 class Registry;
 
-enum class VaeMode { whole, bounded, tiled, ladder };
-std::string_view to_string(VaeMode mode);
-/// "whole", "bounded", "tiled", "ladder"; throws ParseError.
-VaeMode parse_vae_mode(std::string_view text);
+/// A VAE operation: how to run it, and its input.
+struct VaeJob : VaeSettings {
+  VaeJob() = default;
+  explicit VaeJob(VaeSettings settings) : VaeSettings(std::move(settings)) {}
 
-struct VaeJob {
-  std::string op;  ///< "vae_encode" or "vae_decode"
   /// encode: an image (N, 3, H, W) in [-1, 1]; decode: a latent in the VAE's
   /// own space.
   at::Tensor input;
-  VaeMode mode = VaeMode::whole;
-  int tile = 64;     ///< latent units, for tiled
-  int overlap = 16;  ///< latent units
-  Blend blend = Blend::smootherstep;
-  Bytes workspace_bound = kDefaultConvWorkspace;
-  std::string dtype = "float32";  ///< for the estimates
   /// Names the input in error messages ("x.safetensors: tensor 'latent'");
   /// empty: "the image" or "the latent".
   std::string input_name;
-  /// Run an input with NaN or Inf values. Refused by default: a VAE turns them
-  /// into NaN pixels. When allowed and the input has them, the output may be
-  /// non-finite too; it must still not be all zeros.
-  bool allow_nonfinite = false;
-  /// Skip ladder rungs whose estimate does not fit. The registered estimators
-  /// describe the published architectures: turn this off for other configs
-  /// (e.g. "tiny").
-  bool predict = true;
 };
 
 struct VaeJobResult {
