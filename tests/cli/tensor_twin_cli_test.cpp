@@ -1,6 +1,7 @@
-// molddiag links no libtorch: it runs the commands that compute no tensors,
-// answers the others' help and usage errors, and hands a good command line to
-// molddiag-torch by exec (tools/common/tensor_twin.hpp).
+// mold and molddiag link no libtorch: they run what computes no tensors,
+// answer every help and usage error, and hand a good command line that
+// computes to mold-torch or molddiag-torch by exec
+// (tools/common/tensor_twin.hpp).
 // Which libraries a run loaded is read from the dynamic loader's own log
 // (LD_DEBUG=files), one file per process.
 #include <catch2/catch.hpp>
@@ -19,12 +20,15 @@ using mold::test::TempDir;
 
 namespace {
 
-/// molddiag `args` with the loader logging into `dir`; returns the result
-/// and, in `log`, every process's log together.
-mold::test::ProcessResult molddiag_logged(const std::vector<std::string>& args,
-                                          const TempDir& dir,
-                                          std::string& log) {
-  const auto result = mold::test::run_molddiag(
+using Runner = mold::test::ProcessResult (*)(
+    const std::vector<std::string>&, const std::map<std::string, std::string>&);
+
+/// `run` (run_mold or run_molddiag) with `args` and the loader logging into
+/// `dir`; returns the result and, in `log`, every process's log together.
+mold::test::ProcessResult logged_run(Runner run,
+                                     const std::vector<std::string>& args,
+                                     const TempDir& dir, std::string& log) {
+  const auto result = run(
       args, {{"LD_DEBUG", "files"}, {"LD_DEBUG_OUTPUT", dir.path() + "/ld"}});
   std::ostringstream all;
   for (const auto& entry : std::filesystem::directory_iterator(dir.path()))
@@ -32,6 +36,12 @@ mold::test::ProcessResult molddiag_logged(const std::vector<std::string>& args,
       all << std::ifstream(entry.path()).rdbuf();
   log = all.str();
   return result;
+}
+
+mold::test::ProcessResult molddiag_logged(const std::vector<std::string>& args,
+                                          const TempDir& dir,
+                                          std::string& log) {
+  return logged_run(mold::test::run_molddiag, args, dir, log);
 }
 
 }  // namespace
@@ -125,4 +135,52 @@ TEST_CASE("molddiag without its twin says which file and what to do",
                               "CUDA out of memory. Tried to allocate 2.00 GiB");
   INFO(light.err);
   CHECK(light.exit_code == 0);
+}
+
+TEST_CASE(
+    "mold answers help, usage errors and a server's runs without libtorch",
+    "[cli][twin]") {
+  struct Case {
+    std::vector<std::string> args;
+    int exit_code;
+  };
+  for (const Case& c : std::vector<Case>{
+           {{"--help"}, 0},
+           {{"run", "--help"}, 0},
+           {{"run", "z-image-turbo"}, 2},
+           {{"run", "z-image-turbo", "a fox", "--width", "0"}, 2},
+           // a run on a server goes from mold itself: here nothing listens
+           {{"run", "z-image-turbo", "a fox", "--tiny", "--host",
+             "127.0.0.1:1"},
+            1}}) {
+    INFO(c.args.front() << " " << c.args.back());
+    TempDir dir;
+    std::string log;
+    const auto r = logged_run(mold::test::run_mold, c.args, dir, log);
+    INFO(r.err);
+    CHECK(r.exit_code == c.exit_code);
+    REQUIRE_THAT(log, Contains("libmold_core"));
+    CHECK(log.find("libtorch_cpu") == std::string::npos);
+  }
+}
+
+TEST_CASE("mold hands a run here and mold serve to mold-torch", "[cli][twin]") {
+  TempDir dir;
+  std::string log;
+  const auto r = logged_run(
+      mold::test::run_mold,
+      {"run", "z-image-turbo", "a fox", "--tiny", "--plan", "--local"}, dir,
+      log);
+  INFO(r.err);
+  CHECK(r.exit_code == 0);
+  CHECK_THAT(r.out, Contains("plan for one image"));
+  CHECK_THAT(log, Contains("libtorch_cpu"));
+
+  TempDir serve_dir;
+  std::string serve_log;
+  const auto serve = logged_run(mold::test::run_mold, {"serve", "--help"},
+                                serve_dir, serve_log);
+  CHECK(serve.exit_code == 0);
+  CHECK_THAT(serve.out, Contains("mold serve"));
+  CHECK_THAT(serve_log, Contains("libtorch_cpu"));
 }

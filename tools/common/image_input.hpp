@@ -8,16 +8,9 @@
 #include <string>
 #include <string_view>
 
+#include "common/source_image_file.hpp"
+
 namespace mold::tools {
-
-/// The most bytes a source image file may have (a 16384^2 RGB PNG stored
-/// uncompressed is 768 MiB; a real photo is far smaller).
-inline constexpr std::size_t kMaxSourceImageBytes = std::size_t{256} << 20;
-
-/// The bytes of `path`. Throws mold::InvalidArgument naming `flag` and the
-/// path when it is not a regular readable file or is larger than
-/// kMaxSourceImageBytes.
-std::string read_image_file(const std::string& path, const char* flag);
 
 /// PNG bytes as (3, H, W) uint8 RGB (alpha dropped, gray made RGB, 16-bit
 /// reduced). Throws mold::Error naming `name` for anything that is not a

@@ -1,6 +1,6 @@
 #pragma once
-// Where and how mold run writes its images: PNGs whose text chunks say how
-// each was made, under names that never replace an earlier image.
+// How mold run writes the images it makes: PNGs whose text chunks say how
+// each was made (output_path.hpp names them).
 
 #include <ATen/ATen.h>
 
@@ -11,16 +11,9 @@
 #include <string>
 #include <vector>
 
-namespace mold_cli {
+#include "output_path.hpp"
 
-/// `dir/<model>-<seed>.png`, or `-2`, `-3`, ... before the extension when
-/// that name (or, with `with_tensors`, the `.safetensors` beside it) is taken:
-/// an earlier output is never replaced. Creates `dir` when missing; throws
-/// mold::InvalidArgument when it is not a directory.
-std::filesystem::path choose_output_path(const std::filesystem::path& dir,
-                                         const std::string& model,
-                                         std::uint64_t seed,
-                                         bool with_tensors = false);
+namespace mold_cli {
 
 /// The text chunks of an image: prompt, seed, model, variant, steps, width,
 /// height, guidance, seeded_weights, weights, Software (and negative_prompt).

@@ -1,5 +1,7 @@
 // mold: generate images with diffusion models, memory measured. A command
-// table: each command is its own file.
+// table (command_list.hpp). This executable links no libtorch: it answers help
+// and usage errors and runs on a server (MOLD_HOST) itself, and hands a run
+// here and `mold serve` to mold-torch (twin_main.cpp; common/tensor_twin.hpp).
 
 #include <fmt/format.h>
 
@@ -7,22 +9,14 @@
 #include <mold/plugin/plugin.hpp>
 #include <vector>
 
-#include "commands.hpp"
+#include "command_list.hpp"
 #include "common/command_table.hpp"
+#include "common/tensor_twin.hpp"
 
 int main(int argc, char** argv) {
-  const std::vector<mold::tools::Command> commands = {
-      {"run",
-       "make images from a prompt: text encoder, denoiser, VAE, each phase "
-       "through the model cache",
-       mold_cli::run_command},
-      {"serve",
-       "serve the HTTP API: generate, stream progress, status, memory, "
-       "metrics; one device job at a time",
-       mold_cli::serve_command},
-  };
+  mold::tools::remember_command_line(mold_cli::kProgram, argv);
   return mold::tools::run_command_table(
-      mold_cli::kProgram, commands, argc, argv,
+      mold_cli::kProgram, mold_cli::command_list(), argc, argv,
       fmt::format("{} {} ({})", mold_cli::kProgram, MOLD_VERSION,
                   mold::core_build_id()));
 }

@@ -22,7 +22,7 @@
 #include <thread>
 
 #include "common/readable_error.hpp"
-#include "image_output.hpp"
+#include "output_path.hpp"
 
 namespace mold_cli {
 
@@ -161,7 +161,7 @@ class RemoteRunner {
   }
 
   Json body(int i) const {
-    const mold::GenerateRequest& g = run_.generate;
+    const mold::GenerateSettings& g = run_.generate;
     Json b = {{"model", run_.model_spec},
               {"prompt", g.prompt},
               {"seed", g.seed + std::uint64_t(i)}};

@@ -1,10 +1,10 @@
 #pragma once
 // mold run against a server (MOLD_HOST): one request per image (seed + i)
 // over the event stream, the same progress lines as a local run, the PNGs
-// written here; the server's errors labelled as the server's.
+// written here; the server's errors labelled as the server's. Torch-free.
 
 #include <mold/net/server_address.hpp>
-#include <mold/runtime/pipeline.hpp>
+#include <mold/plan/generate_settings.hpp>
 #include <string>
 #include <vector>
 
@@ -15,7 +15,7 @@ struct RemoteRun {
   std::string server_source;  ///< "MOLD_HOST=gpu-box" or "--host gpu-box"
   std::string api_key;        ///< MOLD_API_KEY
   std::string model_spec;
-  mold::GenerateRequest generate;  ///< batch N, seed of the first image
+  mold::GenerateSettings generate;  ///< batch N, seed of the first image
   /// Source images of an edit, PNG bytes as read from --image files.
   std::vector<std::string> images_png;
   bool tiny = false;

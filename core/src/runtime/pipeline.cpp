@@ -10,22 +10,6 @@
 
 namespace mold {
 
-std::string_view to_string(PhaseStage stage) {
-  switch (stage) {
-  case PhaseStage::start:
-    return "start";
-  case PhaseStage::step:
-    return "step";
-  case PhaseStage::done:
-    return "done";
-  case PhaseStage::failed:
-    return "failed";
-  case PhaseStage::reused:
-    return "reused";
-  }
-  return "?";
-}
-
 PhaseScope::PhaseScope(RunContext& context, const PhaseEvent& start,
                        CachedComponent* component)
     : context_(context),

@@ -11,26 +11,25 @@
 #include <memory>
 #include <optional>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "mold/cache/cache.hpp"
 #include "mold/estimate/workload.hpp"
+#include "mold/plan/generate_settings.hpp"
 #include "mold/runtime/observer.hpp"
 
 namespace mold {
 
 class Registry;
 
-/// What to make. Sizes in pixels.
-struct GenerateRequest {
-  std::string prompt;
-  std::string negative_prompt;
-  int width = 0;                   ///< 0: the model's default
-  int height = 0;                  ///< 0: the model's default
-  int steps = 0;                   ///< 0: the model's default
-  std::optional<double> guidance;  ///< none: the model's default
-  std::uint64_t seed = 0;          ///< image i of a batch uses seed + i
-  int batch = 1;
+/// What to make: the settings and, for edit models, the images the edit starts
+/// from.
+struct GenerateRequest : GenerateSettings {
+  GenerateRequest() = default;
+  explicit GenerateRequest(GenerateSettings settings)
+      : GenerateSettings(std::move(settings)) {}
+
   /// Edit models: the images the edit starts from, each (3, H, W) uint8 RGB
   /// on the host, in the order the prompt may name them ("Picture 1", ...).
   std::vector<at::Tensor> images;
