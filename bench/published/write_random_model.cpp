@@ -12,7 +12,13 @@
 //   other tensors                 normal(0, 1) / sqrt(fan_in), fan_in the
 //                                 product of every dimension but the first
 //
-//   write_random_model zimage DIR [--seed N] [--shard-gib G]
+// A Qwen-Image-Edit-2511 directory keeps its 20B transformer as a GGUF file
+// of ggml Q4_0 blocks (as the published quantized files do; 11.4 GiB, so the
+// directory fits this machine one component at a time): random 4-bit values
+// whose scale gives the same spread, 1/sqrt(fan_in), the 1-D tensors in
+// float32, written one tensor at a time.
+//
+//   write_random_model zimage|qwen-image-edit DIR [--seed N] [--shard-gib G]
 //
 // Prints what it writes and checks the free disk space first (the directory's
 // size + 1 GiB), refusing with what is needed instead of failing half-way.
@@ -21,7 +27,9 @@
 #include <fmt/format.h>
 #include <sys/statvfs.h>
 
+#include <algorithm>
 #include <cmath>
+#include <cstring>
 #include <filesystem>
 #include <fstream>
 #include <mold/base/bytes.hpp>
@@ -32,6 +40,7 @@
 #include <vector>
 
 #include "bench_paths.hpp"
+#include "support/gguf_writer.hpp"
 
 namespace fs = std::filesystem;
 
@@ -40,9 +49,15 @@ namespace {
 struct Listed {
   std::string name;
   std::vector<std::int64_t> shape;
-  std::uint64_t bytes() const {
-    std::uint64_t n = 2;  // bf16
+  std::uint64_t elements() const {
+    std::uint64_t n = 1;
     for (auto d : shape) n *= std::uint64_t(d);
+    return n;
+  }
+  std::uint64_t bytes() const { return 2 * elements(); }  // bf16
+  double fan_in() const {
+    double n = 1;
+    for (std::size_t i = 1; i < shape.size(); ++i) n *= double(shape[i]);
     return n;
   }
 };
@@ -76,9 +91,7 @@ bool ends_with(const std::string& text, const std::string& suffix) {
 at::Tensor random_value(const Listed& l) {
   if (ends_with(l.name, ".bias")) return at::zeros(l.shape, at::kBFloat16);
   if (l.shape.size() == 1) return at::ones(l.shape, at::kBFloat16);
-  double fan_in = 1;
-  for (std::size_t i = 1; i < l.shape.size(); ++i) fan_in *= double(l.shape[i]);
-  return (at::randn(l.shape) / std::sqrt(fan_in)).to(at::kBFloat16);
+  return (at::randn(l.shape) / std::sqrt(l.fan_in())).to(at::kBFloat16);
 }
 
 void write_text(const fs::path& path, const std::string& text) {
@@ -134,6 +147,32 @@ std::uint64_t total_bytes(const std::vector<Listed>& tensors) {
   return n;
 }
 
+/// Whether `out`'s disk has `needed` bytes + 1 GiB free; says what is
+/// missing when not.
+bool enough_disk(const fs::path& out, std::uint64_t needed) {
+  fs::create_directories(out);
+  struct statvfs disk {};
+  if (statvfs(out.c_str(), &disk) != 0) return true;
+  const std::uint64_t free = std::uint64_t(disk.f_bavail) * disk.f_frsize;
+  if (free >= needed + (std::uint64_t(1) << 30)) return true;
+  fmt::print(stderr,
+             "write_random_model: {} needs {} (+ 1 GiB) and its disk has {} "
+             "free: free some space or give another directory\n",
+             out.string(), mold::format_bytes(needed),
+             mold::format_bytes(free));
+  return false;
+}
+
+/// The Qwen tokenizer files a family plugin ships, as a diffusers
+/// directory's tokenizer/ holds them.
+void copy_tokenizer(const std::string& family, const fs::path& to) {
+  const fs::path plugins = mold_bench::kPluginDir;
+  fs::create_directories(to);
+  for (const char* file : {"tokenizer.json", "tokenizer_config.json"})
+    fs::copy_file(plugins / (family + "." + file), to / file,
+                  fs::copy_options::overwrite_existing);
+}
+
 int write_zimage(const fs::path& out, std::uint64_t shard_bytes) {
   const fs::path data = mold_bench::kTestDataDir;
   const auto text =
@@ -142,19 +181,7 @@ int write_zimage(const fs::path& out, std::uint64_t shard_bytes) {
   const auto vae = read_listing(data / "zimage_flux_vae_state_dict.tsv");
   const std::uint64_t needed =
       total_bytes(text) + total_bytes(dit) + total_bytes(vae);
-  fs::create_directories(out);
-  struct statvfs disk {};
-  if (statvfs(out.c_str(), &disk) == 0) {
-    const std::uint64_t free = std::uint64_t(disk.f_bavail) * disk.f_frsize;
-    if (free < needed + (std::uint64_t(1) << 30)) {
-      fmt::print(stderr,
-                 "write_random_model: {} needs {} (+ 1 GiB) and its disk has "
-                 "{} free: free some space or give another directory\n",
-                 out.string(), mold::format_bytes(needed),
-                 mold::format_bytes(free));
-      return 1;
-    }
-  }
+  if (!enough_disk(out, needed)) return 1;
   fmt::print(
       "Z-Image-Turbo at the published architecture, random bf16 "
       "weights: {} in {}\n",
@@ -198,17 +225,145 @@ int write_zimage(const fs::path& out, std::uint64_t shard_bytes) {
   "mid_block_add_attention": true, "force_upcast": true, "sample_size": 1024,
   "scaling_factor": 0.3611, "shift_factor": 0.1159,
   "use_quant_conv": false, "use_post_quant_conv": false})");
-  const fs::path plugins = mold_bench::kPluginDir;
-  fs::create_directories(out / "tokenizer");
-  fs::copy_file(plugins / "zimage.tokenizer.json",
-                out / "tokenizer" / "tokenizer.json",
-                fs::copy_options::overwrite_existing);
-  fs::copy_file(plugins / "zimage.tokenizer_config.json",
-                out / "tokenizer" / "tokenizer_config.json",
-                fs::copy_options::overwrite_existing);
+  copy_tokenizer("zimage", out / "tokenizer");
   write_component(out / "text_encoder", "model", text, shard_bytes);
   write_component(out / "transformer", "diffusion_pytorch_model", dit,
                   shard_bytes);
+  write_component(out / "vae", "diffusion_pytorch_model", vae,
+                  std::uint64_t(1) << 40);
+  return 0;
+}
+
+/// splitmix64: fast, seedable, and good enough for random weights.
+struct SplitMix {
+  std::uint64_t state;
+  std::uint64_t next() {
+    std::uint64_t z = (state += 0x9E3779B97F4A7C15ull);
+    z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
+    z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
+    return z ^ (z >> 31);
+  }
+};
+
+constexpr std::uint32_t kGgmlF32 = 0, kGgmlQ4_0 = 2;
+constexpr std::uint64_t kQ4Block = 32, kQ4BlockBytes = 18;  // f16 d + 16 B
+
+bool as_q4_0(const Listed& l) {
+  return l.shape.size() == 2 && l.shape[1] % kQ4Block == 0;
+}
+
+std::uint64_t gguf_bytes(const Listed& l) {
+  return as_q4_0(l) ? l.elements() / kQ4Block * kQ4BlockBytes
+                    : 4 * l.elements();
+}
+
+/// One tensor's data: Q4_0 blocks whose values d x (q - 8), q uniform in
+/// 0..15, have the spread 1/sqrt(fan_in) (their standard deviation is
+/// d x sqrt(255 / 12)); 1-D tensors in float32, norm scales 1, biases 0.
+void write_gguf_tensor(const Listed& l, std::uint64_t seed, std::ostream& out) {
+  if (!as_q4_0(l)) {
+    const float value = ends_with(l.name, ".bias") ? 0.0f : 1.0f;
+    const std::vector<float> values(l.elements(), value);
+    out.write(reinterpret_cast<const char*>(values.data()),
+              std::streamsize(4 * values.size()));
+    return;
+  }
+  const float d =
+      float(1.0 / (std::sqrt(255.0 / 12.0) * std::sqrt(l.fan_in())));
+  const std::uint16_t d_bits = c10::Half(d).x;
+  SplitMix random{seed};
+  std::vector<std::uint8_t> chunk;
+  constexpr std::uint64_t kChunkBlocks = 1 << 16;
+  for (std::uint64_t left = l.elements() / kQ4Block; left > 0;) {
+    const std::uint64_t n = std::min(left, kChunkBlocks);
+    chunk.resize(n * kQ4BlockBytes);
+    for (std::uint64_t b = 0; b < n; ++b) {
+      std::uint8_t* block = chunk.data() + b * kQ4BlockBytes;
+      std::memcpy(block, &d_bits, 2);
+      const std::uint64_t r[2] = {random.next(), random.next()};
+      std::memcpy(block + 2, r, 16);
+    }
+    out.write(reinterpret_cast<const char*>(chunk.data()),
+              std::streamsize(chunk.size()));
+    left -= n;
+  }
+}
+
+/// The transformer as one GGUF file of Q4_0 blocks, written tensor by
+/// tensor (diffusers' names, as the published Qwen-Image GGUFs keep them).
+void write_q4_0_gguf(const fs::path& file, const std::vector<Listed>& tensors,
+                     std::uint64_t seed) {
+  fs::create_directories(file.parent_path());
+  mold::test::GgufWriter gguf;
+  gguf.metadata_string("general.architecture", "qwen_image");
+  std::uint64_t total = 0;
+  for (const Listed& l : tensors) {
+    std::vector<std::uint64_t> dims(l.shape.rbegin(), l.shape.rend());
+    gguf.tensor_streamed(l.name, dims, as_q4_0(l) ? kGgmlQ4_0 : kGgmlF32,
+                         gguf_bytes(l));
+    total += gguf_bytes(l);
+  }
+  gguf.write_streamed(file.string(), [&](std::size_t i, std::ostream& out) {
+    write_gguf_tensor(tensors[i], seed * 1000003 + i, out);
+  });
+  fmt::print("  {} ({}, {} tensors, Q4_0 and float32)\n", file.string(),
+             mold::format_bytes(total), tensors.size());
+}
+
+/// Copies a tests/data config.json, leaving out its "_comment" (where the
+/// values were read).
+void copy_config(const fs::path& from, const fs::path& to) {
+  std::ifstream in(from);
+  nlohmann::json config = nlohmann::json::parse(in);
+  config.erase("_comment");
+  write_text(to, config.dump(2));
+}
+
+int write_qwen_image_edit(const fs::path& out, std::uint64_t shard_bytes,
+                          std::uint64_t seed) {
+  const fs::path data = mold_bench::kTestDataDir;
+  const auto text = read_listing(data / "qwen25vl_text_encoder_state_dict.tsv");
+  const auto dit = read_listing(data / "qwen_image_transformer_state_dict.tsv");
+  const auto vae = read_listing(data / "qwen_image_vae_state_dict.tsv");
+  std::uint64_t dit_bytes = 0;
+  for (const Listed& l : dit) dit_bytes += gguf_bytes(l);
+  const std::uint64_t needed = total_bytes(text) + dit_bytes + total_bytes(vae);
+  if (!enough_disk(out, needed)) return 1;
+  fmt::print(
+      "Qwen-Image-Edit-2511 at the published architecture, random weights "
+      "(text encoder and VAE bf16, transformer Q4_0): {} in {}\n",
+      mold::format_bytes(needed), out.string());
+  // Qwen/Qwen-Image-Edit-2511's model_index.json and scheduler config; the
+  // text encoder's and transformer's configs from tests/data (their sources
+  // in tests/data/qwen_image_sources.md).
+  write_text(out / "model_index.json", R"({
+  "_class_name": "QwenImageEditPlusPipeline", "_diffusers_version": "0.36.0",
+  "processor": ["transformers", "Qwen2VLProcessor"],
+  "scheduler": ["diffusers", "FlowMatchEulerDiscreteScheduler"],
+  "text_encoder": ["transformers", "Qwen2_5_VLForConditionalGeneration"],
+  "tokenizer": ["transformers", "Qwen2Tokenizer"],
+  "transformer": ["diffusers", "QwenImageTransformer2DModel"],
+  "vae": ["diffusers", "AutoencoderKLQwenImage"]})");
+  write_text(out / "scheduler" / "scheduler_config.json", R"({
+  "_class_name": "FlowMatchEulerDiscreteScheduler", "base_image_seq_len": 256,
+  "base_shift": 0.5, "invert_sigmas": false, "max_image_seq_len": 8192,
+  "max_shift": 0.9, "num_train_timesteps": 1000, "shift": 1.0,
+  "shift_terminal": 0.02, "stochastic_sampling": false,
+  "time_shift_type": "exponential", "use_beta_sigmas": false,
+  "use_dynamic_shifting": true, "use_exponential_sigmas": false,
+  "use_karras_sigmas": false})");
+  copy_config(data / "qwen_image_text_encoder_config.json",
+              out / "text_encoder" / "config.json");
+  copy_config(data / "qwen_image_transformer_config.json",
+              out / "transformer" / "config.json");
+  write_text(out / "vae" / "config.json", R"({
+  "_class_name": "AutoencoderKLQwenImage", "attn_scales": [], "base_dim": 96,
+  "dim_mult": [1, 2, 4, 4], "dropout": 0.0, "num_res_blocks": 2,
+  "temperal_downsample": [false, true, true], "z_dim": 16})");
+  copy_tokenizer("qwen_image", out / "tokenizer");
+  write_component(out / "text_encoder", "model", text, shard_bytes);
+  write_q4_0_gguf(out / "transformer" / "qwen-image-edit-2511-Q4_0.gguf", dit,
+                  seed);
   write_component(out / "vae", "diffusion_pytorch_model", vae,
                   std::uint64_t(1) << 40);
   return 0;
@@ -218,9 +373,10 @@ int write_zimage(const fs::path& out, std::uint64_t shard_bytes) {
 
 int main(int argc, char** argv) {
   if (argc < 3) {
-    fmt::print(stderr,
-               "usage: write_random_model zimage DIR [--seed N] "
-               "[--shard-gib G]\n");
+    fmt::print(
+        stderr,
+        "usage: write_random_model zimage|qwen-image-edit DIR [--seed N] "
+        "[--shard-gib G]\n");
     return 2;
   }
   const std::string family = argv[1];
@@ -246,7 +402,10 @@ int main(int argc, char** argv) {
   const auto shard_bytes = std::uint64_t(shard_gib * double(1ull << 30));
   try {
     if (family == "zimage") return write_zimage(out, shard_bytes);
-    fmt::print(stderr, "write_random_model: family '{}': give zimage\n",
+    if (family == "qwen-image-edit")
+      return write_qwen_image_edit(out, shard_bytes, seed);
+    fmt::print(stderr,
+               "write_random_model: '{}': give zimage or qwen-image-edit\n",
                family);
     return 2;
   } catch (const std::exception& e) {

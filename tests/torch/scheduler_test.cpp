@@ -68,6 +68,18 @@ TEST_CASE("scheduler_config.json: values read, unsupported options named",
           R"({"use_karras_sigmas": true})", "scheduler_config.json")),
       Catch::Contains("scheduler_config.json") &&
           Catch::Contains("use_karras_sigmas"));
+  CHECK_THROWS_WITH(
+      FlowMatchConfig::from_json(mold::JsonConfig::parse(
+          R"({"stochastic_sampling": true})", "scheduler_config.json")),
+      Catch::Contains("stochastic_sampling"));
+  CHECK_THROWS_WITH(
+      FlowMatchConfig::from_json(mold::JsonConfig::parse(
+          R"({"time_shift_type": "linear"})", "scheduler_config.json")),
+      Catch::Contains("time_shift_type") && Catch::Contains("\"linear\""));
+  // Qwen-Image's published config names the defaults.
+  CHECK_NOTHROW(FlowMatchConfig::from_json(mold::JsonConfig::parse(
+      R"({"time_shift_type": "exponential", "stochastic_sampling": false})",
+      "scheduler_config.json")));
   CHECK_THROWS_WITH(FlowMatchConfig::from_json(mold::JsonConfig::parse(
                         R"({"shift": "3"})", "scheduler_config.json")),
                     Catch::Contains("shift") && Catch::Contains("a string"));

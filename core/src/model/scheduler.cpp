@@ -49,8 +49,19 @@ FlowMatchConfig FlowMatchConfig::from_json(const JsonConfig& json) {
           json.origin(), 0, "shift_terminal",
           fmt::format("is {}; it must be in [0, 1)", *c.shift_terminal));
   }
-  for (const char* unsupported : {"use_karras_sigmas", "use_exponential_sigmas",
-                                  "use_beta_sigmas", "invert_sigmas"})
+  // Dynamic shifting as exp(mu) (diffusers' default time_shift_type); the
+  // "linear" shift and stochastic sampling change the sigmas or the steps.
+  const std::string time_shift =
+      json.string_or("time_shift_type", "exponential");
+  if (time_shift != "exponential")
+    throw ConfigError(json.origin(), 0, "time_shift_type",
+                      fmt::format("is \"{}\"; mold's flow-matching sampler "
+                                  "shifts exponentially (set it to "
+                                  "\"exponential\" or remove it)",
+                                  time_shift));
+  for (const char* unsupported :
+       {"use_karras_sigmas", "use_exponential_sigmas", "use_beta_sigmas",
+        "invert_sigmas", "stochastic_sampling"})
     if (json.boolean_or(unsupported, false))
       throw ConfigError(json.origin(), 0, unsupported,
                         "is true; mold's flow-matching sampler does not "
