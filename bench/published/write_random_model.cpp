@@ -361,6 +361,15 @@ int write_qwen_image_edit(const fs::path& out, std::uint64_t shard_bytes,
   "dim_mult": [1, 2, 4, 4], "dropout": 0.0, "num_res_blocks": 2,
   "temperal_downsample": [false, true, true], "z_dim": 16})");
   copy_tokenizer("qwen_image", out / "tokenizer");
+  // The image processor's settings (Qwen2.5-VL-7B-Instruct's, which mold's
+  // edit pipeline implements) and its tokenizer.
+  write_text(out / "processor" / "preprocessor_config.json", R"({
+  "image_processor_type": "Qwen2VLImageProcessor",
+  "processor_class": "Qwen2_5_VLProcessor", "min_pixels": 3136,
+  "max_pixels": 12845056, "patch_size": 14, "temporal_patch_size": 2,
+  "merge_size": 2, "image_mean": [0.48145466, 0.4578275, 0.40821073],
+  "image_std": [0.26862954, 0.26130258, 0.27577711]})");
+  copy_tokenizer("qwen_image", out / "processor");
   write_component(out / "text_encoder", "model", text, shard_bytes);
   write_q4_0_gguf(out / "transformer" / "qwen-image-edit-2511-Q4_0.gguf", dit,
                   seed);
