@@ -350,7 +350,6 @@ TEST_CASE("a GGUF file is read back as written, its weights kept quantized",
   CHECK(bias[4].item<float>() == 2.5f);
 }
 
-
 TEST_CASE("a GGUF file written tensor by tensor is the one built in memory",
           "[gguf]") {
   // The published-scale kit streams its 11 GiB transformer this way.
@@ -375,10 +374,9 @@ TEST_CASE("a GGUF file written tensor by tensor is the one built in memory",
                       std::istreambuf_iterator<char>());
   CHECK(written == in_memory.bytes());
   CHECK(GgufFile::open(path).tensors().size() == 2);
-  CHECK_THROWS_WITH(
-      streamed.write_streamed(dir.path() + "/short.gguf",
-                              [](std::size_t, std::ostream&) {}),
-      Catch::Contains("wrote another size than it declared"));
+  CHECK_THROWS_WITH(streamed.write_streamed(dir.path() + "/short.gguf",
+                                            [](std::size_t, std::ostream&) {}),
+                    Catch::Contains("wrote another size than it declared"));
 }
 TEST_CASE("hostile GGUF files are refused naming what is wrong", "[gguf]") {
   TempDir dir;
