@@ -19,6 +19,12 @@
 // float32, written one tensor at a time.
 //
 //   write_random_model zimage|qwen-image-edit DIR [--seed N] [--shard-gib G]
+//                      [--layers N]
+//
+// --layers N keeps the first N layers of the text encoder's language model
+// and of the transformer (their configs say N; the vision tower and the VAE
+// stay whole): the published widths, so every layer's working memory is the
+// published one, in minutes instead of an hour (molddiag calibrate's points).
 //
 // Prints what it writes and checks the free disk space first (the directory's
 // size + 1 GiB), refusing with what is needed instead of failing half-way.
@@ -173,11 +179,58 @@ void copy_tokenizer(const std::string& family, const fs::path& to) {
                   fs::copy_options::overwrite_existing);
 }
 
-int write_zimage(const fs::path& out, std::uint64_t shard_bytes) {
+struct Options {
+  std::uint64_t shard_bytes = 0;
+  std::uint64_t seed = 0;
+  int layers = 0;  ///< 0: all of them
+};
+
+/// The layer a tensor belongs to (the number after "model.layers.",
+/// "transformer_blocks." or a leading "layers."), or -1.
+long layer_of(const std::string& name) {
+  for (const char* stem : {"model.layers.", "transformer_blocks.", "layers."}) {
+    const std::string s = stem;
+    if (name.compare(0, s.size(), s) != 0) continue;
+    return std::stol(name.substr(s.size()));
+  }
+  return -1;
+}
+
+std::vector<Listed> keep_layers(std::vector<Listed> tensors, int layers) {
+  if (layers <= 0) return tensors;
+  tensors.erase(std::remove_if(tensors.begin(), tensors.end(),
+                               [&](const Listed& l) {
+                                 return layer_of(l.name) >= layers;
+                               }),
+                tensors.end());
+  return tensors;
+}
+
+/// Writes a config.json, each of `layer_keys` (a JSON pointer such as
+/// "/text_config/num_hidden_layers", where present) set to --layers.
+void write_config(const fs::path& path, const nlohmann::json& config,
+                  int layers, const std::vector<std::string>& layer_keys) {
+  nlohmann::json out = config;
+  out.erase("_comment");  // tests/data's note of where the values were read
+  for (const auto& key : layer_keys) {
+    const nlohmann::json::json_pointer pointer(key);
+    if (layers > 0 && out.contains(pointer)) out[pointer] = layers;
+  }
+  write_text(path, out.dump(2));
+}
+
+nlohmann::json read_json(const fs::path& path) {
+  std::ifstream in(path);
+  return nlohmann::json::parse(in);
+}
+
+int write_zimage(const fs::path& out, const Options& o) {
   const fs::path data = mold_bench::kTestDataDir;
-  const auto text =
-      read_listing(data / "zimage_qwen3_text_encoder_state_dict.tsv");
-  const auto dit = read_listing(data / "zimage_transformer_state_dict.tsv");
+  const auto text = keep_layers(
+      read_listing(data / "zimage_qwen3_text_encoder_state_dict.tsv"),
+      o.layers);
+  const auto dit = keep_layers(
+      read_listing(data / "zimage_transformer_state_dict.tsv"), o.layers);
   const auto vae = read_listing(data / "zimage_flux_vae_state_dict.tsv");
   const std::uint64_t needed =
       total_bytes(text) + total_bytes(dit) + total_bytes(vae);
@@ -198,21 +251,23 @@ int write_zimage(const fs::path& out, std::uint64_t shard_bytes) {
   write_text(out / "scheduler" / "scheduler_config.json", R"({
   "_class_name": "FlowMatchEulerDiscreteScheduler", "num_train_timesteps": 1000,
   "shift": 3.0, "use_dynamic_shifting": false})");
-  write_text(out / "text_encoder" / "config.json", R"({
+  write_config(out / "text_encoder" / "config.json", nlohmann::json::parse(R"({
   "model_type": "qwen3", "architectures": ["Qwen3ForCausalLM"],
   "vocab_size": 151936, "hidden_size": 2560, "intermediate_size": 9728,
   "num_hidden_layers": 36, "num_attention_heads": 32,
   "num_key_value_heads": 8, "head_dim": 128, "rms_norm_eps": 1e-6,
   "rope_theta": 1000000, "rope_scaling": null, "attention_bias": false,
   "hidden_act": "silu", "max_position_embeddings": 40960,
-  "tie_word_embeddings": true, "torch_dtype": "bfloat16"})");
-  write_text(out / "transformer" / "config.json", R"({
+  "tie_word_embeddings": true, "torch_dtype": "bfloat16"})"),
+               o.layers, {"/num_hidden_layers"});
+  write_config(out / "transformer" / "config.json", nlohmann::json::parse(R"({
   "_class_name": "ZImageTransformer2DModel", "all_patch_size": [2],
   "all_f_patch_size": [1], "in_channels": 16, "dim": 3840, "n_layers": 30,
   "n_refiner_layers": 2, "n_heads": 30, "n_kv_heads": 30, "norm_eps": 1e-5,
   "qk_norm": true, "cap_feat_dim": 2560, "rope_theta": 256.0,
   "t_scale": 1000.0, "axes_dims": [32, 48, 48],
-  "axes_lens": [1536, 512, 512]})");
+  "axes_lens": [1536, 512, 512]})"),
+               o.layers, {"/n_layers"});
   // As published (diffusers builds a one-block VAE without the block types).
   write_text(out / "vae" / "config.json", R"({
   "_class_name": "AutoencoderKL", "in_channels": 3, "out_channels": 3,
@@ -226,9 +281,9 @@ int write_zimage(const fs::path& out, std::uint64_t shard_bytes) {
   "scaling_factor": 0.3611, "shift_factor": 0.1159,
   "use_quant_conv": false, "use_post_quant_conv": false})");
   copy_tokenizer("zimage", out / "tokenizer");
-  write_component(out / "text_encoder", "model", text, shard_bytes);
+  write_component(out / "text_encoder", "model", text, o.shard_bytes);
   write_component(out / "transformer", "diffusion_pytorch_model", dit,
-                  shard_bytes);
+                  o.shard_bytes);
   write_component(out / "vae", "diffusion_pytorch_model", vae,
                   std::uint64_t(1) << 40);
   return 0;
@@ -310,20 +365,12 @@ void write_q4_0_gguf(const fs::path& file, const std::vector<Listed>& tensors,
              mold::format_bytes(total), tensors.size());
 }
 
-/// Copies a tests/data config.json, leaving out its "_comment" (where the
-/// values were read).
-void copy_config(const fs::path& from, const fs::path& to) {
-  std::ifstream in(from);
-  nlohmann::json config = nlohmann::json::parse(in);
-  config.erase("_comment");
-  write_text(to, config.dump(2));
-}
-
-int write_qwen_image_edit(const fs::path& out, std::uint64_t shard_bytes,
-                          std::uint64_t seed) {
+int write_qwen_image_edit(const fs::path& out, const Options& o) {
   const fs::path data = mold_bench::kTestDataDir;
-  const auto text = read_listing(data / "qwen25vl_text_encoder_state_dict.tsv");
-  const auto dit = read_listing(data / "qwen_image_transformer_state_dict.tsv");
+  const auto text = keep_layers(
+      read_listing(data / "qwen25vl_text_encoder_state_dict.tsv"), o.layers);
+  const auto dit = keep_layers(
+      read_listing(data / "qwen_image_transformer_state_dict.tsv"), o.layers);
   const auto vae = read_listing(data / "qwen_image_vae_state_dict.tsv");
   std::uint64_t dit_bytes = 0;
   for (const Listed& l : dit) dit_bytes += gguf_bytes(l);
@@ -352,10 +399,13 @@ int write_qwen_image_edit(const fs::path& out, std::uint64_t shard_bytes,
   "time_shift_type": "exponential", "use_beta_sigmas": false,
   "use_dynamic_shifting": true, "use_exponential_sigmas": false,
   "use_karras_sigmas": false})");
-  copy_config(data / "qwen_image_text_encoder_config.json",
-              out / "text_encoder" / "config.json");
-  copy_config(data / "qwen_image_transformer_config.json",
-              out / "transformer" / "config.json");
+  write_config(out / "text_encoder" / "config.json",
+               read_json(data / "qwen_image_text_encoder_config.json"),
+               o.layers,
+               {"/num_hidden_layers", "/text_config/num_hidden_layers"});
+  write_config(out / "transformer" / "config.json",
+               read_json(data / "qwen_image_transformer_config.json"), o.layers,
+               {"/num_layers"});
   write_text(out / "vae" / "config.json", R"({
   "_class_name": "AutoencoderKLQwenImage", "attn_scales": [], "base_dim": 96,
   "dim_mult": [1, 2, 4, 4], "dropout": 0.0, "num_res_blocks": 2,
@@ -370,9 +420,9 @@ int write_qwen_image_edit(const fs::path& out, std::uint64_t shard_bytes,
   "merge_size": 2, "image_mean": [0.48145466, 0.4578275, 0.40821073],
   "image_std": [0.26862954, 0.26130258, 0.27577711]})");
   copy_tokenizer("qwen_image", out / "processor");
-  write_component(out / "text_encoder", "model", text, shard_bytes);
+  write_component(out / "text_encoder", "model", text, o.shard_bytes);
   write_q4_0_gguf(out / "transformer" / "qwen-image-edit-2511-Q4_0.gguf", dit,
-                  seed);
+                  o.seed);
   write_component(out / "vae", "diffusion_pytorch_model", vae,
                   std::uint64_t(1) << 40);
   return 0;
@@ -385,34 +435,55 @@ int main(int argc, char** argv) {
     fmt::print(
         stderr,
         "usage: write_random_model zimage|qwen-image-edit DIR [--seed N] "
-        "[--shard-gib G]\n");
+        "[--shard-gib G] [--layers N]\n");
     return 2;
   }
   const std::string family = argv[1];
   const fs::path out = argv[2];
-  std::uint64_t seed = 0;
+  Options o;
   double shard_gib = 5;
+  if ((argc - 3) % 2 != 0) {
+    fmt::print(stderr, "write_random_model: {} needs a value\n",
+               argv[argc - 1]);
+    return 2;
+  }
   for (int i = 3; i + 1 < argc; i += 2) {
-    const std::string flag = argv[i];
-    if (flag == "--seed") {
-      seed = std::stoull(argv[i + 1]);
-    } else if (flag == "--shard-gib") {
-      shard_gib = std::stod(argv[i + 1]);
-    } else {
-      fmt::print(stderr, "write_random_model: unknown flag {}\n", flag);
+    const std::string flag = argv[i], value = argv[i + 1];
+    // A whole number (or for --shard-gib a positive one) or a usage error.
+    const auto number = [&](double low, double high) {
+      std::size_t used = 0;
+      double n = 0;
+      try {
+        n = std::stod(value, &used);
+      } catch (const std::exception&) {
+        used = 0;
+      }
+      if (used != value.size() || !(n >= low && n <= high))
+        throw std::invalid_argument(fmt::format(
+            "{} {}: give a number from {:g} to {:g}", flag, value, low, high));
+      return n;
+    };
+    try {
+      if (flag == "--seed") {
+        o.seed = std::uint64_t(number(0, 1e15));
+      } else if (flag == "--shard-gib") {
+        shard_gib = number(0.001, 1024);
+      } else if (flag == "--layers") {
+        o.layers = int(number(1, 1000));
+      } else {
+        fmt::print(stderr, "write_random_model: unknown flag {}\n", flag);
+        return 2;
+      }
+    } catch (const std::invalid_argument& e) {
+      fmt::print(stderr, "write_random_model: {}\n", e.what());
       return 2;
     }
   }
-  if (!(shard_gib > 0)) {
-    fmt::print(stderr, "write_random_model: --shard-gib must be above 0\n");
-    return 2;
-  }
-  at::manual_seed(seed);
-  const auto shard_bytes = std::uint64_t(shard_gib * double(1ull << 30));
+  at::manual_seed(o.seed);
+  o.shard_bytes = std::uint64_t(shard_gib * double(1ull << 30));
   try {
-    if (family == "zimage") return write_zimage(out, shard_bytes);
-    if (family == "qwen-image-edit")
-      return write_qwen_image_edit(out, shard_bytes, seed);
+    if (family == "zimage") return write_zimage(out, o);
+    if (family == "qwen-image-edit") return write_qwen_image_edit(out, o);
     fmt::print(stderr,
                "write_random_model: '{}': give zimage or qwen-image-edit\n",
                family);

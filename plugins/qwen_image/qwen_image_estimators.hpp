@@ -1,17 +1,18 @@
 #pragma once
 // Working-memory estimators of Qwen-Image's text encoder (the Qwen2.5-VL
 // language model), its vision tower (an edit's source images) and its
-// denoiser (the MMDiT): the activations that live at once (linear in the
-// tokens) and the attention scores (the encoder's all at once with their
-// float32 softmax, the tower's per attention segment, the transformer's in
-// chunks of query rows). The constants are the [text_encode.*],
-// [vision_encode.*] and [denoise.*] tables of qwen_image.calibration.toml,
-// measured by `molddiag calibrate`; this file says what an architecture's
-// workload makes of them. Weights are not working memory: the model cache
-// counts them as the component's bytes.
+// denoiser (the MMDiT): the bytes each stage of a layer holds at once,
+// counted from the architecture's widths and the dtypes the code computes in
+// (the text encoder's layer by the library's decoder_text_encode_shape, the
+// tower's and the transformer's blocks here). The [text_encode.*],
+// [vision_encode.*] and [denoise.*] tables of qwen_image.calibration.toml
+// hold the measured factor per stage (`molddiag calibrate`), so one table
+// serves every architecture and dtype. Weights are not working
+// memory: the model cache counts them as the component's bytes.
 
 #include <filesystem>
 #include <mold/estimate/calibration.hpp>
+#include <mold/estimate/decoder_stages.hpp>
 #include <mold/estimate/estimate.hpp>
 #include <mold/estimate/sequence_model.hpp>
 #include <mold/estimate/sequence_tables.hpp>
@@ -31,15 +32,17 @@ struct Qwen25VLConfig;
 struct Qwen25VLVisionConfig;
 struct QwenImageTransformerConfig;
 
-struct TextEncoderDims {
-  long hidden = 0, heads = 0, intermediate = 0;
-};
+/// The language model: no per-head q or k norm, multimodal rotary tables per
+/// batch item.
+using TextEncoderDims = mold::DecoderDims;
 struct VisionDims {
   long hidden = 0, heads = 0, patch = 14, merge = 2, window = 112,
        intermediate = 0;
+  long patch_values = 1176;  ///< channels x frames x patch x patch
 };
 struct TransformerDims {
   long dim = 0, heads = 0;  ///< the feed-forward is 4 x dim wide
+  long joint = 0;           ///< the text encoder's width, txt_in's input
 };
 
 /// The widths of a configured architecture.
@@ -54,14 +57,12 @@ VisionDims vision_dims(const std::string& arch);
 TransformerDims transformer_dims(const std::string& arch);
 
 /// text_encode of workload.tokens tokens (the template, the prompt and any
-/// image tokens; batch 1, no padding): every position's activations and the
-/// scores of all token pairs and heads with their float32 softmax.
-mold::SequenceShape text_encode_shape(const mold::Workload& workload,
-                                      const TextEncoderDims& dims);
+/// image tokens; batch 1, no padding) is the library's
+/// decoder_text_encode_shape.
 /// The tower over the patches of workload.images (each at the processor's
-/// size: 14-pixel patches): all patches' activations, and the scores of
-/// the largest attention segment (a whole image in the full-attention
-/// blocks) with their float32 softmax.
+/// size: 14-pixel patches): the patch embedding, k's float32 rotation, the
+/// scores of the largest attention segment (a whole image in the
+/// full-attention blocks) with their float32 softmax, and the feed-forward.
 mold::SequenceShape vision_encode_shape(const mold::Workload& workload,
                                         const VisionDims& dims);
 /// One denoiser evaluation: the text's workload.tokens, the output's image

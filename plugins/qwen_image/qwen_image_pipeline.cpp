@@ -510,6 +510,8 @@ class QwenImagePipeline final : public mold::Pipeline {
     w.tokens = tokens;
     w.arch = arch_;
     w.threads = mold::compute_threads(w.backend);
+    // The q4 and q8 variants quantize the transformer only.
+    w.quantized = op == mold::ops::kDenoise && transformer_->quantized();
     return w;
   }
 
@@ -546,7 +548,8 @@ class QwenImagePipeline final : public mold::Pipeline {
       w.width = size.width;
       w.height = size.height;
       phases.push_back(planned(std::move(w), "vae", 0));
-      if (arch_ != "default") phases.back().estimate = tiny_vae_estimate(w);
+      if (arch_ != "default")
+        phases.back().estimate = tiny_vae_estimate(phases.back().workload);
     }
     {
       mold::Workload w =

@@ -5,6 +5,7 @@
 #include <limits>
 #include <mold/base/error.hpp>
 #include <mold/base/text.hpp>
+#include <mold/estimate/attention_chunk.hpp>
 #include <mold/tensor/rotary.hpp>
 #include <numeric>
 #include <sstream>
@@ -24,7 +25,6 @@ constexpr double kMaxPeriod = 10000.0;     // of the timestep sinusoids
 constexpr double kNormEps = 1e-6;          // every norm of the model
 constexpr double kRopeTheta = 10000.0;     // QwenEmbedRope(theta=10000)
 constexpr int64_t kRopePositions = 4096;   // its pos_freqs / neg_freqs rows
-constexpr int64_t kScoreBudget = 1 << 25;  // attention scores per chunk
 
 std::string shape_of(const at::Tensor& t) {
   if (!t.defined()) return "an undefined tensor";
@@ -233,8 +233,7 @@ at::Tensor QwenImageTransformer::attention(
   if (key_mask.defined())
     blocked = key_mask.logical_not().view({batch, 1, 1, seq});
   at::Tensor out = at::empty({batch, seq, heads, head_dim}, img.options());
-  const int64_t rows = std::max<int64_t>(
-      1, kScoreBudget / std::max<int64_t>(1, batch * heads * seq));
+  const int64_t rows = mold::attention_chunk(batch, heads, seq).rows;
   for (int64_t r0 = 0; r0 < seq; r0 += rows) {
     const int64_t n = std::min(rows, seq - r0);
     at::Tensor scores = at::matmul(q.narrow(2, r0, n), k_t);  // (B, H, n, S)

@@ -6,7 +6,8 @@
 // SwiGLU projections, ffn wide). This file counts the bytes each stage of
 // qwen3_text_encoder.cpp and zimage_transformer.cpp holds at once, from the
 // architecture's widths and the dtypes the code computes in (float32
-// softmax, float32 rotary tables); the [text_encode.*] and [denoise.*]
+// softmax, float32 rotary tables; the text encoder's layer is the library's
+// decoder_text_encode_shape); the [text_encode.*] and [denoise.*]
 // tables of zimage.calibration.toml hold the measured factor per stage
 // (`molddiag calibrate`), so one table serves every architecture and dtype.
 // Weights are not working memory: the model cache counts them as the
@@ -14,6 +15,7 @@
 
 #include <filesystem>
 #include <mold/estimate/calibration.hpp>
+#include <mold/estimate/decoder_stages.hpp>
 #include <mold/estimate/estimate.hpp>
 #include <mold/estimate/sequence_model.hpp>
 #include <mold/estimate/sequence_tables.hpp>
@@ -28,9 +30,8 @@ struct Qwen3Config;
 struct ZImageTransformerConfig;
 
 /// The sizes that decide the working memory.
-struct TextEncoderDims {
-  long hidden = 0, heads = 0, kv_heads = 0, head_dim = 0, intermediate = 0;
-};
+/// Qwen3: q and k normed per head, one float32 rotary table for the batch.
+using TextEncoderDims = mold::DecoderDims;
 struct TransformerDims {
   long dim = 0, heads = 0, head_dim = 0, ffn = 0;
 };
@@ -44,11 +45,6 @@ TransformerDims transformer_dims(const std::string& arch);
 TextEncoderDims text_encoder_dims(const Qwen3Config& config);
 TransformerDims transformer_dims(const ZImageTransformerConfig& config);
 
-/// text_encode of workload.tokens real tokens (the pipeline encodes no
-/// padding): the attention stage (the scores of all token pairs and heads
-/// with their float32 softmax) and the feed-forward stage.
-mold::SequenceShape text_encode_shape(const mold::Workload& workload,
-                                      const TextEncoderDims& dims);
 /// One denoiser evaluation over the image's tokens and workload.tokens
 /// caption tokens, each padded to 32 (batch 2 with classifier-free
 /// guidance): the attention stage (in chunks of query rows of at most 2^25

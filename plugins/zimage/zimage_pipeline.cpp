@@ -402,6 +402,8 @@ class ZImagePipeline final : public mold::Pipeline {
     w.tokens = tokens;
     w.arch = arch_;
     w.threads = mold::compute_threads(w.backend);
+    // The q4 and q8 variants quantize the transformer only.
+    w.quantized = op == mold::ops::kDenoise && transformer_->quantized();
     return w;
   }
 

@@ -5,6 +5,7 @@
 #include <limits>
 #include <mold/base/error.hpp>
 #include <mold/base/text.hpp>
+#include <mold/estimate/attention_chunk.hpp>
 #include <mold/tensor/rotary.hpp>
 #include <numeric>
 #include <sstream>
@@ -25,7 +26,6 @@ constexpr int64_t kTimestepMid = 1024;   // t_embedder's hidden width
 constexpr double kMaxPeriod = 10000.0;   // of the timestep sinusoids
 constexpr double kFinalNormEps = 1e-6;   // the final LayerNorm
 constexpr double kQkNormEps = 1e-5;  // norm_q / norm_k (fixed, not norm_eps)
-constexpr int64_t kScoreBudget = 1 << 25;  // attention scores per chunk
 
 int64_t round_up(int64_t n, int64_t m) { return (n + m - 1) / m * m; }
 
@@ -180,8 +180,7 @@ at::Tensor ZImageTransformer::attention(const at::Tensor& x,
   if (key_mask.defined())
     blocked = key_mask.logical_not().view({batch, 1, 1, seq});
   at::Tensor out = at::empty({batch, seq, heads, head_dim}, x.options());
-  const int64_t rows = std::max<int64_t>(
-      1, kScoreBudget / std::max<int64_t>(1, batch * heads * seq));
+  const int64_t rows = mold::attention_chunk(batch, heads, seq).rows;
   for (int64_t r0 = 0; r0 < seq; r0 += rows) {
     const int64_t n = std::min(rows, seq - r0);
     at::Tensor scores = at::matmul(q.narrow(2, r0, n), k_t);  // (B, H, n, S)

@@ -131,6 +131,15 @@ TEST_CASE("molddiag calibrate --points-from joins an earlier run's points",
     CHECK(r.exit_code == 1);
     CHECK_THAT(r.err, Catch::Contains("point 1 has thread_bytes") &&
                           Catch::Contains("above its peak_bytes"));
+    threads["points"][0]["thread_bytes"] = 0;
+    threads["points"][0]["weight_bytes"] =
+        threads["points"][0]["peak_bytes"].get<long>() + 1;
+    r = run_molddiag({"calibrate", "--family", "zimage", "--op", "text_encode",
+                      "--tokens", "8,60,120,300", "--points-from",
+                      dir.write("weights.json", threads.dump())});
+    CHECK(r.exit_code == 1);
+    CHECK_THAT(r.err, Catch::Contains("point 1 has weight_bytes") &&
+                          Catch::Contains("above its peak_bytes"));
     const std::string junk = dir.write("junk.json", "{\"points\": 3");
     r = run_molddiag({"calibrate", "--family", "zimage", "--op", "text_encode",
                       "--tokens", "8,60,120,300", "--points-from", junk});

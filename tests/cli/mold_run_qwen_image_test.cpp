@@ -4,6 +4,7 @@
 // transformer's bytes), true CFG, and the failure paths of --image.
 
 #include <catch2/catch.hpp>
+#include <cmath>
 #include <filesystem>
 #include <fstream>
 #include <mold/runtime/png.hpp>
@@ -131,6 +132,19 @@ TEST_CASE(
     if (p["phase"] == "denoise") dense_transformer = p["weights_to_load_bytes"];
   CHECK(q4_transformer > 0);
   CHECK(q4_transformer * 4 < dense_transformer);
+  // The q4 transformer's matrices are dequantized into a buffer as large as
+  // the largest (the tiny modulation's 6 x 64 by 64, float32), added as
+  // counted: the only difference between the two denoise plans.
+  const auto denoise = [](const nlohmann::json& plan) {
+    for (const auto& p : plan["phases"])
+      if (p["phase"] == "denoise") return p;
+    return nlohmann::json();
+  };
+  CHECK(denoise(q4)["workload"]["quantized"] == true);
+  CHECK(denoise(dense)["workload"]["quantized"] == false);
+  const double buffer = 6 * 64 * 64 * 4;
+  CHECK(std::abs(denoise(q4)["estimate_bytes"].get<double>() -
+                 denoise(dense)["estimate_bytes"].get<double>() - buffer) < 2);
 
   const auto text = run_mold(edit_args(out, {a}, {"--plan"}));
   CHECK(text.exit_code == 0);

@@ -112,6 +112,34 @@ TEST_CASE("molddiag estimate answers the documented cuda decode", "[cli]") {
                                        " bytes"));
 }
 
+TEST_CASE("molddiag estimate --quantized adds the dequantization buffer",
+          "[cli]") {
+  const auto estimate = [](bool quantized) {
+    std::vector<std::string> args = {
+        "estimate", "--family",  "qwen_image", "--op",     "denoise", "--width",
+        "256",      "--height",  "256",        "--tokens", "200",     "--dtype",
+        "bfloat16", "--backend", "cpu",        "--json"};
+    if (quantized) args.push_back("--quantized");
+    const auto r = molddiag(args);
+    INFO(r.err);
+    REQUIRE(r.exit_code == 0);
+    return nlohmann::json::parse(r.out);
+  };
+  const auto dense = estimate(false), q4 = estimate(true);
+  CHECK(dense["quantized"] == false);
+  CHECK(q4["quantized"] == true);
+  nlohmann::json term;
+  for (const auto& t : q4["terms"])
+    if (t["name"] == "dequantized_weights") term = t;
+  // The published modulation: 6 x 3072 by 3072 in bfloat16.
+  REQUIRE(term.is_object());
+  CHECK(term["bytes"] == 6ull * 3072 * 3072 * 2);
+  CHECK_THAT(term["detail"].get<std::string>(), Catch::Contains("img_mod.1"));
+  // Counted exactly: added as it is, outside the headroom.
+  CHECK(q4["bytes"].get<double>() ==
+        dense["bytes"].get<double>() + 6.0 * 3072 * 3072 * 2);
+}
+
 TEST_CASE("molddiag usage errors exit 2 and say what to fix", "[cli]") {
   // No command: the usage on stdout. An unknown command: named, then the
   // usage, on stderr.

@@ -174,6 +174,7 @@ TEST_CASE("a phase event is read back as it was written", "[net][events]") {
   e.workload.op = "denoise";
   e.workload.width = 512;
   e.workload.tokens = 77;
+  e.workload.quantized = true;
   e.estimate.bytes = 12345;
   e.estimate.source = "calibration.toml";
   e.before.allocated = 100;
@@ -197,6 +198,7 @@ TEST_CASE("a phase event is read back as it was written", "[net][events]") {
   CHECK(back.seconds == 1.5);
   CHECK(back.workload.width == 512);
   CHECK(back.workload.tokens == 77);
+  CHECK(back.workload.quantized);
   CHECK(back.estimate.bytes == 12345);
   CHECK(back.before.allocated == 100);
   CHECK(back.after.peak_allocated == 200);
@@ -222,6 +224,8 @@ TEST_CASE("a malformed phase event is refused naming the field",
       {R"({"image":0,"phase":"x","status":"start","residency":[{"component":"a","residency":"gone"}]})",
        "residency[0].residency"},
       {R"({"image":99999999999,"phase":"x","status":"start"})", "image"},
+      {R"({"image":0,"phase":"x","status":"start","workload":{"quantized":1}})",
+       "workload.quantized"},
   };
   for (const auto& [text, field] : cases) {
     INFO(text);

@@ -14,6 +14,7 @@
 #include <mold/device/backend.hpp>
 #include <mold/net/server_address.hpp>
 #include <mold/plugin/registry.hpp>
+#include <mold/runtime/event_json.hpp>
 #include <mold/runtime/json_recorder.hpp>
 #include <mold/runtime/progress_printer.hpp>
 #include <mold/runtime/runner.hpp>
@@ -74,6 +75,7 @@ nlohmann::json plan_json(const std::vector<PlanStep>& steps) {
   for (const auto& s : steps)
     out.push_back({{"phase", s.phase.phase},
                    {"component", s.phase.component},
+                   {"workload", mold::workload_object(s.phase.workload)},
                    {"estimate_bytes", s.estimate.bytes},
                    {"estimate_source", s.estimate.source},
                    {"weights_to_load_bytes", s.component_bytes},

@@ -7,6 +7,10 @@
 #include <fmt/format.h>
 #include <sys/mman.h>
 
+#if defined(__GLIBC__)
+#  include <malloc.h>
+#endif
+
 #include <atomic>
 #include <cstdlib>
 #include <cstring>
@@ -184,13 +188,19 @@ std::string CpuBackend::device_name() const {
   return "host CPU";
 }
 
+void CpuBackend::empty_cache() {
+#if defined(__GLIBC__)
+  malloc_trim(0);
+#endif
+}
+
 MemoryStats CpuBackend::stats() const {
   auto& c = counters();
   MemoryStats s;
   const Bytes live = c.live.load();
   const Bytes limit = c.limit.load();
   s.allocated = live;
-  s.reserved = live;  // no caching: every freed block goes straight back
+  s.reserved = live;  // no cache of its own (empty_cache trims the C heap)
   s.peak_allocated = c.peak.load();
   s.peak_reserved = s.peak_allocated;
   if (limit != kNoLimit) {

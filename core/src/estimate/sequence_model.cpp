@@ -31,7 +31,41 @@ void add_threads_term(Estimate& e, const Workload& workload,
                       : " (" + shape.thread_scratch_detail + ")"));
 }
 
+// A quantized model's dequantization buffer; a term only where there is one.
+void add_weights_term(Estimate& e, const SequenceShape& shape,
+                      const std::string& what) {
+  if (shape.weight_scratch <= 0) return;
+  e.terms.emplace_back(
+      "dequantized_weights", bytes_from_double(shape.weight_scratch, what),
+      fmt::format("the largest matrix dequantized as its layer runs: {}",
+                  shape.weight_scratch_detail));
+}
+
 }  // namespace
+
+void SequenceShape::add_stage(const std::string& name, double bytes,
+                              const std::string& how) {
+  stages.push_back(
+      {name, bytes, format_bytes(bytes_from_double(bytes, name)) + ": " + how});
+}
+
+void SequenceShape::count_weight_scratch(const Workload& workload, double rows,
+                                         double columns,
+                                         const std::string& name) {
+  weight_scratch = 0;
+  weight_scratch_detail.clear();
+  if (!workload.quantized) return;
+  const double element = double(dtype_size(workload.dtype));
+  const bool cpu = workload.backend == "cpu";
+  const double per_element = cpu ? element : 2 * 4 + 2 * element;
+  weight_scratch = rows * columns * per_element;
+  weight_scratch_detail = fmt::format(
+      "{:g} x {:g} ({}) x {:g} B{}", rows, columns, name, per_element,
+      cpu ? fmt::format(" ({})", workload.dtype)
+          : fmt::format(" ({} and the float32 dequantization's temporaries; "
+                        "not measured on {})",
+                        workload.dtype, workload.backend));
+}
 
 void SequenceShape::count_thread_scratch(
     const Workload& workload, double rows,
@@ -107,17 +141,15 @@ Estimate SequenceModel::staged_estimate(const Workload& workload,
       "fixed", bytes_from_double(fixed_bytes * batch, what),
       fmt::format("{:g} B x batch {}", fixed_bytes, workload.batch),
       "fixed_bytes", batch);
-  add_threads_term(e, workload, shape, what);
-  const double threads =
-      e.terms.back().name == "threads" ? double(e.terms.back().bytes) : 0;
+  // The headroom covers the fitted part; the threads' scratch (a bound) and
+  // the dequantization buffer (an exact count) are added as they are.
   e.terms.emplace_back(
       "headroom",
-      bytes_from_double(
-          (largest_bytes + fixed_bytes * batch + threads) * (headroom - 1),
-          what),
-      fmt::format("x{:g} of the largest stage{} the fixed bytes{}", headroom,
-                  threads > 0 ? "," : " and",
-                  threads > 0 ? " and the threads' scratch" : ""));
+      bytes_from_double((largest_bytes + fixed_bytes * batch) * (headroom - 1),
+                        what),
+      fmt::format("x{:g} of the largest stage and the fixed bytes", headroom));
+  add_threads_term(e, workload, shape, what);
+  add_weights_term(e, shape, what);
   for (const auto& t : e.terms) e.bytes += t.bytes;
   e.calibrated = calibrated && workload.backend == backend;
   e.source = fmt::format("{} [{}.{}]{}{}", file.filename().string(), op,
@@ -161,12 +193,13 @@ Estimate SequenceModel::estimate(const Workload& workload,
       "fixed", bytes_from_double(fixed_bytes * batch, what),
       fmt::format("{:g} B x batch {}", fixed_bytes, workload.batch),
       "fixed_bytes", batch);
-  add_threads_term(e, workload, shape, what);
-  double total = 0;
-  for (const auto& t : e.terms) total += double(t.bytes);
+  double fitted = 0;
+  for (const auto& t : e.terms) fitted += double(t.bytes);
   e.terms.emplace_back("headroom",
-                       bytes_from_double(total * (headroom - 1), what),
+                       bytes_from_double(fitted * (headroom - 1), what),
                        fmt::format("x{:g} of the terms above", headroom));
+  add_threads_term(e, workload, shape, what);
+  add_weights_term(e, shape, what);
   for (const auto& t : e.terms) e.bytes += t.bytes;
 
   const bool same_backend = workload.backend == backend;

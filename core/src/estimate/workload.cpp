@@ -44,6 +44,7 @@ std::string Workload::describe() const {
   if (tokens > 0) text += fmt::format(", {} tokens", tokens);
   if (arch != "default") text += fmt::format(", arch {}", arch);
   if (threads != 1) text += fmt::format(", {} threads", threads);
+  if (quantized) text += ", quantized weights";
   if (!images.empty()) {
     text += fmt::format(", {} input image{}", images.size(),
                         images.size() == 1 ? "" : "s");

@@ -41,36 +41,35 @@ Json phase_event_object(const PhaseEvent& e) {
                 {"load_seconds", e.load_seconds},
                 {"step", e.step},
                 {"steps", e.steps},
-                {"workload",
-                 {{"family", e.workload.family},
-                  {"model", e.workload.model},
-                  {"op", e.workload.op},
-                  {"backend", e.workload.backend},
-                  {"dtype", e.workload.dtype},
-                  {"arch", e.workload.arch},
-                  {"batch", e.workload.batch},
-                  {"width", e.workload.width},
-                  {"height", e.workload.height},
-                  {"tokens", e.workload.tokens},
-                  {"threads", e.workload.threads}}},
+                {"workload", workload_object(e.workload)},
                 {"estimate_bytes", e.estimate.bytes},
                 {"estimate_source", e.estimate.source},
                 {"before", memory_json(e.before)},
                 {"after", memory_json(e.after)},
                 {"parked", e.parked},
                 {"residency", residency_json(e.residency)}};
-  if (!e.workload.images.empty()) {
-    Json images = Json::array();
-    for (const ImageSize& image : e.workload.images)
-      images.push_back({{"width", image.width}, {"height", image.height}});
-    phase["workload"]["images"] = std::move(images);
-  }
   if (!e.detail.empty()) phase["detail"] = e.detail;
   if (!e.error.empty()) phase["error"] = e.error;
   return phase;
 }
 
 }  // namespace detail
+
+Json workload_object(const Workload& w) {
+  Json out = {{"family", w.family},   {"model", w.model},
+              {"op", w.op},           {"backend", w.backend},
+              {"dtype", w.dtype},     {"arch", w.arch},
+              {"batch", w.batch},     {"width", w.width},
+              {"height", w.height},   {"tokens", w.tokens},
+              {"threads", w.threads}, {"quantized", w.quantized}};
+  if (!w.images.empty()) {
+    Json images = Json::array();
+    for (const ImageSize& image : w.images)
+      images.push_back({{"width", image.width}, {"height", image.height}});
+    out["images"] = std::move(images);
+  }
+  return out;
+}
 
 namespace {
 
@@ -202,6 +201,11 @@ PhaseEvent parse_phase_event_json(std::string_view text) {
       if (e.workload.threads < 1 || e.workload.threads > kMaxThreads)
         bad("workload.threads", fmt::format("is {}: it must be from 1 to {}",
                                             e.workload.threads, kMaxThreads));
+    }
+    if (w.contains("quantized")) {
+      if (!w["quantized"].is_boolean())
+        bad("workload.quantized", "should be true or false");
+      e.workload.quantized = w["quantized"].get<bool>();
     }
     if (w.contains("images")) {
       const Json& images = w["images"];

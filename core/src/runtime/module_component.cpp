@@ -37,17 +37,20 @@ ModuleComponent::ModuleComponent(std::string name,
       const auto type = info ? GgmlType(info->type) : GgmlType::f32;
       const bool plain = type == GgmlType::f32 || type == GgmlType::f16 ||
                          type == GgmlType::bf16;
-      device_bytes_ += info && !plain && t.dim() == 2
-                           ? Bytes(info->bytes)
-                           : Bytes(t.numel()) * element;
+      const bool blocks = info && !plain && t.dim() == 2;
+      quantized_ = quantized_ || blocks;
+      device_bytes_ += blocks ? Bytes(info->bytes) : Bytes(t.numel()) * element;
     }
   } else if (source_.seeded() && source_.quantize) {
     const GgmlTypeInfo* info = ggml_type_info(std::uint32_t(*source_.quantize));
-    for (const auto& [name, t] : module_->parameters())
-      device_bytes_ +=
-          info && Module::quantizable(name, t.sizes().vec(), *source_.quantize)
-              ? Bytes(*ggml_bytes(*info, std::uint64_t(t.numel())))
-              : Bytes(t.numel()) * element;
+    for (const auto& [name, t] : module_->parameters()) {
+      const bool blocks =
+          info && Module::quantizable(name, t.sizes().vec(), *source_.quantize);
+      quantized_ = quantized_ || blocks;
+      device_bytes_ += blocks
+                           ? Bytes(*ggml_bytes(*info, std::uint64_t(t.numel())))
+                           : Bytes(t.numel()) * element;
+    }
   } else {
     device_bytes_ = module_->parameter_bytes(dtype_);
   }

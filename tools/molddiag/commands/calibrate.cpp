@@ -312,6 +312,12 @@ std::vector<PhasePoint> read_points(const std::string& file,
             "point {} has thread_bytes {}, above its peak_bytes {}: the "
             "threads' scratch is part of the peak (measure it again)",
             i + 1, p.thread_bytes, p.peak));
+      p.weight_bytes = item.value("weight_bytes", mold::Bytes(0));
+      if (unfitted_bytes(p) > p.peak)
+        throw fail(fmt::format(
+            "point {} has weight_bytes {} and thread_bytes {}, together above "
+            "its peak_bytes {}: both are part of the peak (measure it again)",
+            i + 1, p.weight_bytes, p.thread_bytes, p.peak));
       p.weights = label + item.value("weights", std::string("?"));
       const auto& bases = item.at("bases");
       std::vector<std::string> have;
@@ -387,13 +393,11 @@ CalibrateResult run_sequence(
   block +=
       fmt::format("# measured by: {} ({}, {})\n", result.command, device, date);
   block +=
-      "# weights, dtype, size, tokens: measured working memory -> the fit x "
-      "headroom "
-      "(ratio)\n";
+      "# weights, dtype, size, tokens: measured working memory -> the "
+      "estimate with these constants (ratio)\n";
   for (const auto& p : result.phase_points) {
-    const double estimate =
-        (fitted_bytes(result.fit, p) + double(p.thread_bytes)) *
-        request.headroom;
+    const double estimate = fitted_bytes(result.fit, p) * request.headroom +
+                            double(unfitted_bytes(p));
     block += fmt::format(
         "#   {} {} {}x{} px, {} tokens{}{}: {} -> {} ({:.3f})\n", p.weights,
         p.dtype, p.size, p.size, p.tokens,
@@ -488,10 +492,11 @@ nlohmann::json to_json(const CalibrateRequest& request,
            {"peak_bytes", p.peak},
            {"threads", p.threads},
            {"thread_bytes", p.thread_bytes},
+           {"weight_bytes", p.weight_bytes},
            {"estimate_bytes", p.estimate},
-           {"fitted_bytes", std::llround((fitted_bytes(result.fit, p) +
-                                          double(p.thread_bytes)) *
-                                         request.headroom)},
+           {"fitted_bytes",
+            std::llround(fitted_bytes(result.fit, p) * request.headroom +
+                         double(unfitted_bytes(p)))},
            {"seconds", p.seconds},
            {"rss_peak_bytes", p.rss_peak}});
     return out;

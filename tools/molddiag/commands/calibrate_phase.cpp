@@ -179,6 +179,7 @@ std::vector<PhasePoint> measure_phase(
             if (!term.constant.empty())
               p.bases.emplace_back(term.constant, term.basis);
             if (term.name == "threads") p.thread_bytes = term.bytes;
+            if (term.name == "dequantized_weights") p.weight_bytes = term.bytes;
           }
           p.seconds = e.seconds;
           p.rss_peak = recorder.rss_peak();

@@ -48,6 +48,9 @@ struct PhasePoint {
   /// The estimate's scratch of the threads past the first (its "threads"
   /// term, which no constant scales): the fit covers the peak without it.
   mold::Bytes thread_bytes = 0;
+  /// A quantized model's dequantization buffer (the estimate's
+  /// "dequantized_weights" term, an exact count): not fitted either.
+  mold::Bytes weight_bytes = 0;
   mold::Bytes estimate = 0;  ///< with the constants in force now
   /// (constant, basis) of each of the estimate's terms that has one.
   std::vector<std::pair<std::string, double>> bases;
@@ -57,10 +60,16 @@ struct PhasePoint {
   mold::Bytes rss_peak = 0;
 };
 
-/// What the constants must cover at a point: the peak less its threads'
-/// scratch.
+/// The point's terms that no constant scales: its threads' scratch and its
+/// dequantization buffer.
+inline mold::Bytes unfitted_bytes(const PhasePoint& p) {
+  return p.thread_bytes + p.weight_bytes;
+}
+
+/// What the constants must cover at a point: the peak less its unfitted
+/// terms.
 inline mold::Bytes fitted_peak(const PhasePoint& p) {
-  return p.peak > p.thread_bytes ? p.peak - p.thread_bytes : 0;
+  return p.peak > unfitted_bytes(p) ? p.peak - unfitted_bytes(p) : 0;
 }
 
 struct ConstantFit {

@@ -74,7 +74,10 @@ tools::Parsed<EstimateRequest> parse(const std::vector<std::string>& args) {
                         "libtorch's: OMP_NUM_THREADS, else the physical cores)",
                         1);
   options.add_options()("arch", po::value(&w.arch)->default_value("default"),
-                        "default (the published architecture) or tiny");
+                        "default (the published architecture) or tiny")(
+      "quantized", po::bool_switch(&w.quantized),
+      "the weights are held as ggml blocks (a q4 or q8 variant, a GGUF "
+      "checkpoint): the estimate adds their dequantization buffer");
   options.add_options()("model", po::value(&w.model),
                         "model[:variant], e.g. qwen-image-edit-2511:q4")(
       "json", po::bool_switch(&r.json),
@@ -117,6 +120,7 @@ nlohmann::json to_json(const EstimateRequest& request,
                         {"tile", w.tile},
                         {"tokens", w.tokens},
                         {"threads", w.threads},
+                        {"quantized", w.quantized},
                         {"arch", w.arch},
                         {"bytes", estimate.bytes},
                         {"human", mold::format_bytes(estimate.bytes)},

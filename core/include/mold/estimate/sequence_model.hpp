@@ -14,10 +14,10 @@
 ///     calibrated = true
 ///     source = "molddiag calibrate --family zimage --op denoise ..."
 ///
-/// estimate = ((bytes_per_token x tokens x width x element
+/// estimate = (bytes_per_token x tokens x width x element
 ///             + bytes_per_score x scores x score element
-///             + fixed_bytes) x batch + (threads - 1) x thread scratch)
-///            x headroom.
+///             + fixed_bytes) x batch x headroom
+///             + (threads - 1) x thread scratch + weight scratch.
 ///
 /// A plugin that counts its code's stages instead (SequenceShape::stages:
 /// the bytes each stage of a layer holds at once, from the architecture's
@@ -32,7 +32,9 @@
 ///     headroom = 1.05
 ///
 /// estimate = (max over stages (factor x counted bytes) + fixed_bytes x
-/// batch + (threads - 1) x thread scratch) x headroom. The
+/// batch) x headroom + (threads - 1) x thread scratch + weight scratch,
+/// the weight scratch being a quantized model's dequantized matrix: the
+/// headroom covers what was fitted, not a bound or an exact count. The
 /// widths and dtypes are in the count, so one table serves every
 /// architecture and dtype of the family; the factors carry what the count
 /// leaves out (library scratch, allocator rounding).
@@ -75,11 +77,29 @@ struct SequenceShape {
   /// "14 rows x 2560 inner x 4096 outer, bfloat16"
   std::string thread_scratch_detail;
 
+  /// A quantized model's dequantization buffer (workload.quantized): the
+  /// largest matrix dequantized in the dtype, alive through the op. Counted
+  /// exactly, outside the fitted constants and the headroom; 0 for dense
+  /// weights.
+  double weight_scratch = 0;
+  /// "18432 x 3072 (img_mod.1), bfloat16"
+  std::string weight_scratch_detail;
+
+  /// Adds the stage `name` of `bytes`, its detail "<bytes>: <how>".
+  void add_stage(const std::string& name, double bytes, const std::string& how);
   /// Sets thread_scratch to the largest cpu_matmul_thread_scratch of the
   /// layer's `products` over `rows` rows in the workload's dtype, on the
   /// cpu backend (0 on any other).
   void count_thread_scratch(const Workload& workload, double rows,
                             const std::vector<MatmulShape>& products);
+  /// Sets weight_scratch when the workload's weights are quantized and the
+  /// largest matrix the op dequantizes is `rows` x `columns` (`name`, for
+  /// the detail): that many elements in the dtype on the cpu backend, whose
+  /// dequantization writes straight into the buffer; on another backend
+  /// also the tensor-operation dequantization's float32 value and product
+  /// and its cast (2 x 4 B + the dtype's size per element; not measured).
+  void count_weight_scratch(const Workload& workload, double rows,
+                            double columns, const std::string& name);
 };
 
 /// The constants of one (op, backend) table of the sequence kind.

@@ -67,6 +67,11 @@ struct Workload {
   /// the cpu backend): a cpu library's per-thread scratch grows with them.
   /// 1 on a GPU backend.
   int threads = 1;
+  /// The op's weights are held as ggml blocks (a q4 or q8 variant, a GGUF
+  /// checkpoint) and each matrix is dequantized into a scratch buffer in the
+  /// dtype as its layer runs: the scratch, as large as the largest matrix,
+  /// is working memory of the op.
+  bool quantized = false;
 
   /// "qwen_image vae_decode on cuda, 832x1248 float16, batch 1"
   std::string describe() const;

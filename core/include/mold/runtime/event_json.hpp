@@ -4,6 +4,7 @@
 /// back for a client that prints a server's events as its own progress lines.
 /// Torch-free.
 
+#include <nlohmann/json.hpp>
 #include <string>
 #include <string_view>
 
@@ -22,6 +23,11 @@ std::string phase_event_json(const PhaseEvent& event);
 /// the field and what it should be for anything else: not JSON, a missing
 /// field, a wrong type, a number out of range, an unknown status.
 PhaseEvent parse_phase_event_json(std::string_view text);
+
+/// The "workload" object of an event: family, model, op, backend, dtype,
+/// arch, batch, width, height, tokens, threads, quantized and, for an edit,
+/// images ({width, height} each). `mold run --plan --json` writes it too.
+nlohmann::json workload_object(const Workload& workload);
 
 /// {"total": ..., "free": ..., ...}: every field of kMemoryStatsFields.
 std::string memory_stats_json(const MemoryStats& stats);

@@ -58,6 +58,10 @@ class ModuleComponent final : public CachedComponent {
   const Module& module() const { return *module_; }
   const WeightSource& source() const { return source_; }
   at::ScalarType dtype() const { return dtype_; }
+  /// Whether some matrix is held as ggml blocks, dequantized as its layer
+  /// runs (a GGUF checkpoint's quantized tensors, or seeded weights with
+  /// WeightSource::quantize): the ops' workloads say so (Workload::quantized).
+  bool quantized() const { return quantized_; }
 
  private:
   std::string name_;
@@ -69,6 +73,7 @@ class ModuleComponent final : public CachedComponent {
   bool host_copy_ = false;  // parked weights are in host memory
   std::optional<std::filesystem::path> gguf_;  // the checkpoint, when GGUF
   Bytes device_bytes_ = 0;
+  bool quantized_ = false;
 };
 
 /// The GGUF file a checkpoint path names: the path itself when it ends in

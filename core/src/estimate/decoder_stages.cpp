@@ -1,0 +1,71 @@
+#include "mold/estimate/decoder_stages.hpp"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+
+namespace mold {
+
+namespace {
+
+constexpr double kFloat32 = 4;
+
+}  // namespace
+
+SequenceShape decoder_text_encode_shape(const Workload& w,
+                                        const DecoderDims& d) {
+  const double n = double(std::max(w.tokens, 1));
+  const double b = double(w.batch);
+  const double e = double(dtype_size(w.dtype));
+  const double copy = e == kFloat32 ? 0 : kFloat32;  // a float32 copy
+  const double head_dim = double(d.head_dim);
+  const double row = b * n * double(d.hidden) * e;  // one (B, n, hidden)
+  const double q_elements = b * n * double(d.heads) * head_dim;
+  const double kv_elements = b * n * double(d.kv_heads) * head_dim;
+  const double scores = b * double(d.heads) * n * n;
+  const double rotary_tables =
+      d.rotary == RotaryTables::shared_with_float32_angles
+          ? n * head_dim * (1.5 * kFloat32 + 2 * e)
+          : b * n * head_dim * 2 * e;
+  const double resident = row + (1 + b) * n * n + rotary_tables;
+  const double projection =
+      d.query_norm ? resident + row + q_elements * (3 * e + kFloat32 + copy)
+                   : resident + row + q_elements * 5 * e + 2 * kv_elements * e;
+  const double attention =
+      resident + row + kv_elements * e + scores * (e + kFloat32 + copy);
+  const double feed_forward =
+      resident + 2 * row + 2 * b * n * double(d.intermediate) * e;
+  SequenceShape s;
+  s.add_stage(
+      "projection", projection,
+      d.query_norm
+          ? fmt::format("{} tokens x batch {}, q of {} heads x {} with "
+                        "its float32 RMS norm, hidden {}, {:g} B",
+                        w.tokens, w.batch, d.heads, d.head_dim, d.hidden, e)
+          : fmt::format("{} tokens x batch {}, q of {} heads x {} "
+                        "rotated beside k and v of {}, hidden {}, {:g} B",
+                        w.tokens, w.batch, d.heads, d.head_dim, d.kv_heads,
+                        d.hidden, e));
+  s.add_stage(
+      "attention", attention,
+      fmt::format("{}^2 token pairs x {} heads x batch {} scores at "
+                  "{:g} B (float32 softmax), hidden {}",
+                  w.tokens, d.heads, w.batch, e + kFloat32 + copy, d.hidden));
+  s.add_stage("feed_forward", feed_forward,
+              fmt::format("{} tokens x batch {} x (3 x hidden {} + 2 x ffn {}) "
+                          "x {:g} B",
+                          w.tokens, w.batch, d.hidden, d.intermediate, e));
+  const double hidden = double(d.hidden);
+  const double q_width = double(d.heads) * head_dim;
+  const double kv_width = double(d.kv_heads) * head_dim;
+  const double ffn = double(d.intermediate);
+  s.count_thread_scratch(w, b * n,
+                         {{hidden, q_width},
+                          {hidden, kv_width},
+                          {q_width, hidden},
+                          {hidden, ffn},
+                          {ffn, hidden}});
+  return s;
+}
+
+}  // namespace mold
