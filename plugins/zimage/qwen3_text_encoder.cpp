@@ -4,7 +4,7 @@
 
 #include <mold/base/error.hpp>
 #include <mold/base/text.hpp>
-#include <mold/tensor/rotary.hpp>
+#include <mold/model/decoder_layer.hpp>
 #include <mold/tensor/weight_set.hpp>
 #include <utility>
 
@@ -63,114 +63,28 @@ std::string Qwen3TextEncoder::checkpoint_prefix(
 
 void Qwen3TextEncoder::check_inputs(const at::Tensor& ids,
                                     const at::Tensor& mask) const {
-  if (!ids.defined()) throw InvalidArgument("input_ids is undefined");
-  if (ids.dim() != 2)
-    throw InvalidArgument(
-        fmt::format("input_ids has shape {}; {} expects (batch, tokens)",
-                    c10::str(ids.sizes()), describe()));
-  if (ids.scalar_type() != at::kLong)
-    throw InvalidArgument(fmt::format("input_ids has dtype {}; expected int64",
-                                      c10::toString(ids.scalar_type())));
-  if (ids.numel() == 0)
-    throw InvalidArgument(fmt::format("input_ids has shape {}: no tokens",
-                                      c10::str(ids.sizes())));
-  if (ids.size(1) > config_.max_position_embeddings)
-    throw InvalidArgument(
-        fmt::format("input_ids has {} tokens; {} takes at most {} "
-                    "(max_position_embeddings)",
-                    ids.size(1), describe(), config_.max_position_embeddings));
-  const at::Tensor bad = ((ids < 0) | (ids >= config_.vocab_size)).nonzero();
-  if (bad.size(0) > 0) {
-    const int64_t row = bad[0][0].item<int64_t>();
-    const int64_t col = bad[0][1].item<int64_t>();
-    throw InvalidArgument(fmt::format(
-        "input_ids[{}, {}] is {}, out of the vocabulary of {}: ids are in "
-        "[0, {})",
-        row, col, ids[row][col].item<int64_t>(), describe(),
-        config_.vocab_size));
-  }
-  if (!mask.defined()) throw InvalidArgument("attention_mask is undefined");
-  if (mask.sizes() != ids.sizes())
-    throw InvalidArgument(fmt::format(
-        "attention_mask has shape {}; input_ids has {} and they must match",
-        c10::str(mask.sizes()), c10::str(ids.sizes())));
-  if (!at::isIntegralType(mask.scalar_type(), /*includeBool=*/true))
-    throw InvalidArgument(
-        fmt::format("attention_mask has dtype {}; expected bool or an integer "
-                    "type (nonzero for a real token, 0 for padding)",
-                    c10::toString(mask.scalar_type())));
+  check_token_ids(ids, config_.max_position_embeddings);
+  check_attention_mask(ids, mask);
 }
 
 at::Tensor Qwen3TextEncoder::rms_norm(const at::Tensor& x,
                                       const std::string& weight) const {
-  // As transformers' Qwen3RMSNorm: statistics in float32, the normalised
-  // value back in the input's dtype, then the scale.
-  const at::Tensor xf = x.to(at::kFloat);
-  const at::Tensor inv =
-      at::rsqrt(xf.pow(2).mean(-1, /*keepdim=*/true) + config_.rms_norm_eps);
-  return p(weight) * (xf * inv).to(x.scalar_type());
-}
-
-at::Tensor Qwen3TextEncoder::linear(const at::Tensor& x,
-                                    const std::string& prefix) const {
-  const std::string bias = prefix + ".bias";
-  return at::linear(x, p(prefix + ".weight"),
-                    has(bias) ? c10::optional<at::Tensor>(p(bias))
-                              : c10::optional<at::Tensor>());
+  return mold::decoder_rms_norm(x, p(weight), config_.rms_norm_eps);
 }
 
 at::Tensor Qwen3TextEncoder::decoder_layer(const at::Tensor& x, int64_t layer,
                                            const at::Tensor& cos,
                                            const at::Tensor& sin,
                                            const at::Tensor& blocked) const {
-  const Qwen3Config& c = config_;
-  const int64_t b = x.size(0), len = x.size(1), heads = c.num_attention_heads,
-                kv_heads = c.num_key_value_heads, d = c.head_dim;
-  const int64_t groups = heads / kv_heads;
-  at::Tensor attended;
-  {
-    const at::Tensor h =
-        rms_norm(x, layer_param(layer, "input_layernorm.weight"));
-    // q_norm / k_norm over each head, then the rotary embedding.
-    at::Tensor q = rms_norm(linear(h, layer_param(layer, "self_attn.q_proj"))
-                                .view({b, len, heads, d}),
-                            layer_param(layer, "self_attn.q_norm.weight"));
-    at::Tensor k = rms_norm(linear(h, layer_param(layer, "self_attn.k_proj"))
-                                .view({b, len, kv_heads, d}),
-                            layer_param(layer, "self_attn.k_norm.weight"));
-    const at::Tensor v = linear(h, layer_param(layer, "self_attn.v_proj"))
-                             .view({b, len, kv_heads, d})
-                             .transpose(1, 2);
-    q = q.transpose(1, 2);
-    k = k.transpose(1, 2);
-    q = q * cos + mold::rotate_half(q) * sin;  // (B, H, L, D)
-    k = k * cos + mold::rotate_half(k) * sin;  // (B, KV, L, D)
-    // Grouped-query attention without repeating K and V: head h uses
-    // key/value head h / groups, so the heads of one group stack as rows.
-    q = q.reshape({b, kv_heads, groups * len, d});
-    at::Tensor scores = at::matmul(q, k.transpose(-1, -2));
-    q.reset();
-    k.reset();
-    scores.mul_(1.0 / std::sqrt(double(d)));
-    scores.view({b, kv_heads, groups, len, len})
-        .masked_fill_(blocked, mold::lowest_finite(scores.scalar_type()));
-    // Softmax in float32, as transformers' eager attention.
-    at::Tensor probs =
-        at::softmax(scores, -1, at::kFloat).to(scores.scalar_type());
-    scores.reset();
-    attended = at::matmul(probs, v)
-                   .view({b, heads, len, d})
-                   .transpose(1, 2)
-                   .reshape({b, len, heads * d});
-  }
-  at::Tensor out = x + linear(attended, layer_param(layer, "self_attn.o_proj"));
-  attended.reset();
-  // SwiGLU MLP.
-  const at::Tensor h =
-      rms_norm(out, layer_param(layer, "post_attention_layernorm.weight"));
-  at::Tensor gate = linear(h, layer_param(layer, "mlp.gate_proj"));
-  gate = at::silu_(gate).mul_(linear(h, layer_param(layer, "mlp.up_proj")));
-  return out.add_(linear(gate, layer_param(layer, "mlp.down_proj")));
+  mold::DecoderLayerConfig c;
+  c.heads = config_.num_attention_heads;
+  c.kv_heads = config_.num_key_value_heads;
+  c.head_dim = config_.head_dim;
+  c.rms_norm_eps = config_.rms_norm_eps;
+  c.query_norm = true;  // q_norm and k_norm
+  return mold::decoder_layer(x, c,
+                             parameters_under(fmt::format("layers.{}.", layer)),
+                             cos, sin, blocked);
 }
 
 at::Tensor Qwen3TextEncoder::hidden_state(const at::Tensor& input_ids,

@@ -57,7 +57,6 @@ class Qwen3TextEncoder final : public mold::TextEncoder {
   void check_inputs(const at::Tensor& input_ids,
                     const at::Tensor& attention_mask) const;
   at::Tensor rms_norm(const at::Tensor& x, const std::string& weight) const;
-  at::Tensor linear(const at::Tensor& x, const std::string& prefix) const;
   at::Tensor decoder_layer(const at::Tensor& x, int64_t layer,
                            const at::Tensor& cos, const at::Tensor& sin,
                            const at::Tensor& blocked) const;

@@ -59,6 +59,15 @@ void Module::add(const std::string& name, std::vector<int64_t> shape) {
       at::TensorOptions().dtype(at::kFloat).device(c10::Device(c10::kMeta)));
 }
 
+std::function<const at::Tensor*(const std::string&)> Module::parameters_under(
+    std::string prefix) const {
+  return [this, prefix = std::move(prefix)](
+             const std::string& name) -> const at::Tensor* {
+    const std::string full = prefix + name;
+    return has(full) ? &p(full) : nullptr;
+  };
+}
+
 const at::Tensor& Module::p(const std::string& name) const {
   auto it = params_.find(name);
   if (it == params_.end())

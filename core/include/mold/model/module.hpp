@@ -7,6 +7,7 @@
 #include <ATen/ATen.h>
 
 #include <cstdint>
+#include <functional>
 #include <map>
 #include <optional>
 #include <string>
@@ -147,6 +148,12 @@ class Module {
   /// aliases `scratch` until the next call.
   at::Tensor weight(const std::string& name, at::Tensor& scratch) const;
   bool has(const std::string& name) const { return params_.count(name) > 0; }
+  /// The parameters named `prefix` + name, by name ("layers.3." then
+  /// "self_attn.q_proj.weight"): nullptr for one the module does not have
+  /// (a bias), else as p() (which throws for one without values). What a
+  /// shared layer (mold/model/decoder_layer.hpp) reads its weights through.
+  std::function<const at::Tensor*(const std::string&)> parameters_under(
+      std::string prefix) const;
   /// The value init_from_seed() gives one parameter (float32, on the host):
   /// norm scales 1, norm shifts 0, other biases N(0, 0.02^2), other weights
   /// N(0, 1/fan_in). Architectures override it where their reference

@@ -21,6 +21,16 @@ class TextEncoder : public Module {
                             const at::Tensor& attention_mask) const = 0;
   virtual int64_t hidden_size() const = 0;
   virtual int64_t vocab_size() const = 0;
+
+ protected:
+  /// input_ids (B, L) int64, at least one token, at most `max_positions`,
+  /// every id in [0, vocab_size()); InvalidArgument naming the first that
+  /// is not (its shape, dtype, or position and value).
+  void check_token_ids(const at::Tensor& input_ids,
+                       int64_t max_positions) const;
+  /// attention_mask defined, of input_ids' shape, bool or integer.
+  static void check_attention_mask(const at::Tensor& input_ids,
+                                   const at::Tensor& attention_mask);
 };
 
 }  // namespace mold

@@ -1,0 +1,42 @@
+#pragma once
+/// The layer of the decoder-only language models mold runs as text encoders
+/// (transformers' Qwen2, Qwen2.5-VL's language model, Qwen3), written once:
+/// RMS norms with float32 statistics, grouped-query eager attention with a
+/// float32 softmax, a SwiGLU feed-forward. What the models differ in is a
+/// field of DecoderLayerConfig; the weights come from the model through a
+/// lookup, so the layer holds none. Its working memory is counted by
+/// mold/estimate/decoder_stages.hpp: a change here is a change there.
+
+#include <ATen/ATen.h>
+
+#include <functional>
+#include <string>
+
+namespace mold {
+
+struct DecoderLayerConfig {
+  int64_t heads = 0, kv_heads = 0, head_dim = 0;
+  double rms_norm_eps = 1e-6;
+  /// q and k normed per head (Qwen3's self_attn.q_norm / k_norm) before the
+  /// rotation.
+  bool query_norm = false;
+};
+
+/// A weight of the layer by its name under the layer's prefix
+/// ("self_attn.q_proj.weight"); nullptr where the model has none (a bias).
+using LayerWeights = std::function<const at::Tensor*(const std::string&)>;
+
+/// transformers' Qwen2RMSNorm / Qwen3RMSNorm: the statistics in float32,
+/// the normalised value back in x's dtype, then the scale.
+at::Tensor decoder_rms_norm(const at::Tensor& x, const at::Tensor& weight,
+                            double eps);
+
+/// x (B, L, hidden) through one layer. cos and sin broadcast against
+/// (B, heads, L, head_dim) (the rotate_half convention); `blocked` (bool,
+/// broadcasting against (B, kv_heads, heads / kv_heads, L, L)) is what no
+/// query may attend to. Throws InvalidArgument naming a missing weight.
+at::Tensor decoder_layer(const at::Tensor& x, const DecoderLayerConfig& config,
+                         const LayerWeights& weights, const at::Tensor& cos,
+                         const at::Tensor& sin, const at::Tensor& blocked);
+
+}  // namespace mold
