@@ -8,7 +8,6 @@
 #include <mold/estimate/attention_chunk.hpp>
 #include <mold/tensor/rotary.hpp>
 #include <numeric>
-#include <sstream>
 
 namespace qwen_image {
 
@@ -25,13 +24,6 @@ constexpr double kMaxPeriod = 10000.0;     // of the timestep sinusoids
 constexpr double kNormEps = 1e-6;          // every norm of the model
 constexpr double kRopeTheta = 10000.0;     // QwenEmbedRope(theta=10000)
 constexpr int64_t kRopePositions = 4096;   // its pos_freqs / neg_freqs rows
-
-std::string shape_of(const at::Tensor& t) {
-  if (!t.defined()) return "an undefined tensor";
-  std::ostringstream out;
-  out << t.sizes() << " " << t.scalar_type();
-  return out.str();
-}
 
 /// (B, C, H, W) -> (B, (H/2)(W/2), 4C): 2x2 patches, channels outermost
 /// within a token (the pipeline's _pack_latents).
@@ -317,8 +309,7 @@ void QwenImageTransformer::block(at::Tensor& img, at::Tensor& txt,
 void QwenImageTransformer::check_input(const DenoiserInput& in) const {
   const auto fail = [](const std::string& field, const at::Tensor& t,
                        const std::string& expected) {
-    throw InvalidArgument("qwen_image transformer: " + field + " is " +
-                          shape_of(t) + "; expected " + expected);
+    refuse_input("qwen_image transformer", field, t, expected);
   };
   const int64_t c = config_.out_channels;
   const auto latent_ok = [&](const at::Tensor& t, int64_t batch) {
@@ -346,24 +337,7 @@ void QwenImageTransformer::check_input(const DenoiserInput& in) const {
         "qwen_image transformer: " + std::to_string(in.references.size()) +
         " reference images; expected at most " +
         std::to_string(kRopePositions - 1));
-  if (!in.timestep.defined() || in.timestep.dim() != 1 ||
-      in.timestep.size(0) != b || in.timestep.is_complex() ||
-      in.timestep.scalar_type() == at::kBool)
-    fail("timestep", in.timestep, "(" + bs + ",) real, one per latent");
-  const std::string text_shape = "(" + bs + ", L, " +
-                                 std::to_string(config_.joint_attention_dim) +
-                                 ") floating point, L >= 1";
-  if (!in.text.defined() || in.text.dim() != 3 || in.text.size(0) != b ||
-      in.text.size(1) < 1 || in.text.size(2) != config_.joint_attention_dim ||
-      !c10::isFloatingType(in.text.scalar_type()))
-    fail("text", in.text, text_shape);
-  const std::string mask_shape =
-      "(" + bs + ", " + std::to_string(in.text.size(1)) + ") bool (or 0/1)";
-  if (!in.text_mask.defined() || in.text_mask.dim() != 2 ||
-      in.text_mask.size(0) != b || in.text_mask.size(1) != in.text.size(1) ||
-      !(in.text_mask.scalar_type() == at::kBool ||
-        c10::isIntegralType(in.text_mask.scalar_type(), false)))
-    fail("text_mask", in.text_mask, mask_shape);
+  check_conditioning("qwen_image transformer", in, b);
 }
 
 at::Tensor QwenImageTransformer::forward(const DenoiserInput& input) const {

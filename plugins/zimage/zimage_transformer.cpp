@@ -8,7 +8,6 @@
 #include <mold/estimate/attention_chunk.hpp>
 #include <mold/tensor/rotary.hpp>
 #include <numeric>
-#include <sstream>
 
 namespace zimage {
 
@@ -31,13 +30,6 @@ int64_t round_up(int64_t n, int64_t m) { return (n + m - 1) / m * m; }
 
 std::string patch_key(int64_t patch, int64_t f_patch) {
   return std::to_string(patch) + "-" + std::to_string(f_patch);
-}
-
-std::string shape_of(const at::Tensor& t) {
-  if (!t.defined()) return "an undefined tensor";
-  std::ostringstream out;
-  out << t.sizes() << " " << t.scalar_type();
-  return out.str();
 }
 
 }  // namespace
@@ -245,8 +237,7 @@ at::Tensor ZImageTransformer::timestep_embedding(const at::Tensor& t) const {
 void ZImageTransformer::check_input(const DenoiserInput& in) const {
   const auto fail = [](const std::string& field, const at::Tensor& t,
                        const std::string& expected) {
-    throw InvalidArgument("zimage transformer: " + field + " is " +
-                          shape_of(t) + "; expected " + expected);
+    refuse_input("zimage transformer", field, t, expected);
   };
   const int64_t c = config_.in_channels;
   const std::string latent_shape = "(B, " + std::to_string(c) +
@@ -259,25 +250,7 @@ void ZImageTransformer::check_input(const DenoiserInput& in) const {
       in.latents.size(2) % 2 != 0 || in.latents.size(3) % 2 != 0)
     fail("latents", in.latents, latent_shape);
   const int64_t b = in.latents.size(0);
-  const std::string bs = std::to_string(b);
-  if (!in.timestep.defined() || in.timestep.dim() != 1 ||
-      in.timestep.size(0) != b || in.timestep.is_complex() ||
-      in.timestep.scalar_type() == at::kBool)
-    fail("timestep", in.timestep, "(" + bs + ",) real, one per latent");
-  const std::string text_shape = "(" + bs + ", L, " +
-                                 std::to_string(config_.cap_feat_dim) +
-                                 ") floating point, L >= 1";
-  if (!in.text.defined() || in.text.dim() != 3 || in.text.size(0) != b ||
-      in.text.size(1) < 1 || in.text.size(2) != config_.cap_feat_dim ||
-      !c10::isFloatingType(in.text.scalar_type()))
-    fail("text", in.text, text_shape);
-  const std::string mask_shape =
-      "(" + bs + ", " + std::to_string(in.text.size(1)) + ") bool (or 0/1)";
-  if (!in.text_mask.defined() || in.text_mask.dim() != 2 ||
-      in.text_mask.size(0) != b || in.text_mask.size(1) != in.text.size(1) ||
-      !(in.text_mask.scalar_type() == at::kBool ||
-        c10::isIntegralType(in.text_mask.scalar_type(), false)))
-    fail("text_mask", in.text_mask, mask_shape);
+  check_conditioning("zimage transformer", in, b);
 }
 
 at::Tensor ZImageTransformer::forward(const DenoiserInput& input) const {

@@ -5,6 +5,7 @@
 #include <ATen/ATen.h>
 
 #include <cstdint>
+#include <string>
 #include <vector>
 
 #include "mold/model/module.hpp"
@@ -33,6 +34,21 @@ class Denoiser : public Module {
   virtual int64_t latent_multiple() const = 0;
   /// The text hidden size it takes (D).
   virtual int64_t text_dim() const = 0;
+
+ protected:
+  /// "[1, 16, 64, 64] Float", or "an undefined tensor".
+  static std::string shape_of(const at::Tensor& t);
+  /// Throws InvalidArgument "<who>: <field> is <its shape and dtype>;
+  /// expected <expected>".
+  [[noreturn]] static void refuse_input(const std::string& who,
+                                        const std::string& field,
+                                        const at::Tensor& t,
+                                        const std::string& expected);
+  /// The conditioning of an input whose latents are `batch` deep: timestep
+  /// (B,) real, text (B, L, text_dim()) floating point with L >= 1,
+  /// text_mask (B, L) bool or integer. Refuses the first that is not.
+  void check_conditioning(const std::string& who, const DenoiserInput& input,
+                          int64_t batch) const;
 };
 
 }  // namespace mold
