@@ -20,7 +20,7 @@
 #include <cstdio>
 #include <cstdlib>
 #include <fstream>
-#include <mold/model/transformer.hpp>
+#include <mold/model/denoiser.hpp>
 #include <mold/plugin/plugin_loader.hpp>
 #include <mold/plugin/registry.hpp>
 #include <optional>

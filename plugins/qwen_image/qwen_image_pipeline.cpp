@@ -9,9 +9,9 @@
 #include <mold/config/json_config.hpp>
 #include <mold/device/cpu_backend.hpp>
 #include <mold/estimate/workload.hpp>
+#include <mold/model/denoiser.hpp>
 #include <mold/model/scheduler.hpp>
 #include <mold/model/tokenizer.hpp>
-#include <mold/model/transformer.hpp>
 #include <mold/model/vae.hpp>
 #include <mold/runtime/encoding_memo.hpp>
 #include <mold/runtime/module_component.hpp>

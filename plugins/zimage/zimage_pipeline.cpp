@@ -8,10 +8,10 @@
 #include <mold/device/cpu_backend.hpp>
 #include <mold/estimate/workload.hpp>
 #include <mold/model/chat_template.hpp>
+#include <mold/model/denoiser.hpp>
 #include <mold/model/scheduler.hpp>
 #include <mold/model/text_encoder.hpp>
 #include <mold/model/tokenizer.hpp>
-#include <mold/model/transformer.hpp>
 #include <mold/model/vae.hpp>
 #include <mold/runtime/encoding_memo.hpp>
 #include <mold/runtime/module_component.hpp>

@@ -9,7 +9,7 @@
 #include <memory>
 #include <mold/catalog/model_family.hpp>
 #include <mold/config/json_config.hpp>
-#include <mold/model/transformer.hpp>
+#include <mold/model/denoiser.hpp>
 #include <string>
 #include <utility>
 #include <vector>

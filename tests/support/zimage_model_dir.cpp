@@ -3,8 +3,8 @@
 #include <fmt/format.h>
 
 #include <fstream>
+#include <mold/model/denoiser.hpp>
 #include <mold/model/text_encoder.hpp>
-#include <mold/model/transformer.hpp>
 #include <mold/model/vae.hpp>
 #include <mold/tensor/safetensors.hpp>
 #include <string>

@@ -7,7 +7,7 @@
 #include <cmath>
 #include <mold/base/error.hpp>
 #include <mold/device/cpu_backend.hpp>
-#include <mold/model/transformer.hpp>
+#include <mold/model/denoiser.hpp>
 #include <mold/runtime/module_component.hpp>
 #include <mold/tensor/ggml_quant.hpp>
 #include <mold/tensor/gguf_file.hpp>

@@ -6,7 +6,7 @@
 #include <catch2/catch.hpp>
 #include <fstream>
 #include <mold/base/error.hpp>
-#include <mold/model/transformer.hpp>
+#include <mold/model/denoiser.hpp>
 
 #include "support/aten_for_tests.hpp"
 #include "support/paths.hpp"

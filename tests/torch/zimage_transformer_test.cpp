@@ -6,7 +6,7 @@
 #include <catch2/catch.hpp>
 #include <fstream>
 #include <mold/base/error.hpp>
-#include <mold/model/transformer.hpp>
+#include <mold/model/denoiser.hpp>
 #include <mold/tensor/safetensors.hpp>
 #include <mold/tensor/weight_set.hpp>
 #include <sstream>

@@ -9,8 +9,8 @@
 #include <iostream>
 #include <mold/base/error.hpp>
 #include <mold/catalog/model_family.hpp>
+#include <mold/model/denoiser.hpp>
 #include <mold/model/text_encoder.hpp>
-#include <mold/model/transformer.hpp>
 #include <mold/model/vae.hpp>
 #include <mold/plugin/registry.hpp>
 #include <mold/tensor/safetensors.hpp>

@@ -19,7 +19,7 @@ namespace mold {
 
 class Vae;          // mold/model/vae.hpp
 class TextEncoder;  // mold/model/text_encoder.hpp
-class Denoiser;     // mold/model/transformer.hpp
+class Denoiser;     // mold/model/denoiser.hpp
 class Pipeline;     // mold/runtime/pipeline.hpp
 class Companion;    // mold/plugin/companion.hpp
 

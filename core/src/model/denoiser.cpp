@@ -1,4 +1,4 @@
-#include "mold/model/transformer.hpp"
+#include "mold/model/denoiser.hpp"
 
 #include <sstream>
 
