@@ -264,6 +264,12 @@ TEST_CASE("mold serve: bad requests are refused naming what is wrong",
       {"POST", "/api/generate",
        R"({"model":"z-image-turbo","prompt":"x","colour":"red"})",
        "application/json", 422, "VALIDATION_ERROR", "colour"},
+      // The fields it lists are the parser's, batch included.
+      {"POST", "/api/generate",
+       R"({"model":"z-image-turbo","prompt":"x","colour":"red"})",
+       "application/json", 422, "VALIDATION_ERROR",
+       "(model, prompt, negative_prompt, width, height, steps, guidance, "
+       "seed, tiny, batch, images)"},
       {"POST", "/api/generate", R"({"model":"no-such-model","prompt":"x"})",
        "application/json", 404, "MODEL_NOT_FOUND", "no-such-model"},
       {"POST", "/api/generate", fox(1), "text/plain", 415,

@@ -172,11 +172,13 @@ GenerationRequest parse_generation(const Json& body, std::size_t max_prompt) {
   for (const auto& item : body.items())
     if (std::find_if(known.begin(), known.end(), [&](const char* k) {
           return item.key() == k;
-        }) == known.end())
+        }) == known.end()) {
+      std::string fields;
+      for (const char* k : known)
+        fields += (fields.empty() ? "" : ", ") + std::string(k);
       invalid(mold::escape_control(item.key()),
-              "is not a field of a generate request (model, prompt, "
-              "negative_prompt, width, height, steps, guidance, seed, tiny, "
-              "images)");
+              "is not a field of a generate request (" + fields + ")");
+    }
   GenerationRequest r;
   r.model_spec = string_field(body, "model", true, 256);
   if (r.model_spec.empty()) invalid("model", "is empty");
