@@ -39,6 +39,7 @@
 #include <filesystem>
 #include <fstream>
 #include <mold/base/bytes.hpp>
+#include <mold/base/text.hpp>
 #include <mold/tensor/safetensors.hpp>
 #include <nlohmann/json.hpp>
 #include <sstream>
@@ -89,13 +90,9 @@ std::vector<Listed> read_listing(const fs::path& path) {
   return out;
 }
 
-bool ends_with(const std::string& text, const std::string& suffix) {
-  return text.size() >= suffix.size() &&
-         text.compare(text.size() - suffix.size(), suffix.size(), suffix) == 0;
-}
-
 at::Tensor random_value(const Listed& l) {
-  if (ends_with(l.name, ".bias")) return at::zeros(l.shape, at::kBFloat16);
+  if (mold::ends_with(l.name, ".bias"))
+    return at::zeros(l.shape, at::kBFloat16);
   if (l.shape.size() == 1) return at::ones(l.shape, at::kBFloat16);
   return (at::randn(l.shape) / std::sqrt(l.fan_in())).to(at::kBFloat16);
 }
@@ -317,7 +314,7 @@ std::uint64_t gguf_bytes(const Listed& l) {
 /// d x sqrt(255 / 12)); 1-D tensors in float32, norm scales 1, biases 0.
 void write_gguf_tensor(const Listed& l, std::uint64_t seed, std::ostream& out) {
   if (!as_q4_0(l)) {
-    const float value = ends_with(l.name, ".bias") ? 0.0f : 1.0f;
+    const float value = mold::ends_with(l.name, ".bias") ? 0.0f : 1.0f;
     const std::vector<float> values(l.elements(), value);
     out.write(reinterpret_cast<const char*>(values.data()),
               std::streamsize(4 * values.size()));

@@ -9,6 +9,7 @@
 #include <string>
 
 #include "mold/base/error.hpp"
+#include "mold/base/text.hpp"
 
 namespace mold {
 
@@ -21,14 +22,8 @@ std::string format_bytes(Bytes bytes) {
 
 namespace {
 
-std::string lower(std::string_view s) {
-  std::string out(s);
-  for (auto& c : out) c = char(std::tolower(static_cast<unsigned char>(c)));
-  return out;
-}
-
 std::optional<double> unit_multiplier(std::string_view unit) {
-  const std::string u = lower(unit);
+  const std::string u = ascii_lower(unit);
   if (u.empty() || u == "b" || u == "byte" || u == "bytes") return 1.0;
   // PyTorch's older messages print "GB" for 2^30: every unit is binary.
   if (u == "k" || u == "kb" || u == "kib") return double(kKiB);

@@ -7,6 +7,8 @@
 #include <mutex>
 #include <optional>
 
+#include "mold/base/text.hpp"
+
 namespace mold {
 
 namespace {
@@ -28,12 +30,6 @@ void park_measured(Entry& e, Backend& backend) {
   e.component->park();
   const Bytes after = backend.stats().allocated;
   e.released_on_park = before > after ? before - after : 0;
-}
-
-std::string join(const std::vector<std::string>& names) {
-  std::string out;
-  for (const auto& n : names) out += (out.empty() ? "" : ", ") + n;
-  return out;
 }
 
 }  // namespace
@@ -87,7 +83,7 @@ InsufficientMemory::InsufficientMemory(std::string operation, Bytes needed,
               ? ""
               : fmt::format(" ({} in use: {})",
                             locked.size() == 1 ? "one is" : "some are",
-                            join(locked)),
+                            join_names(locked)),
           locked.empty() ? "memory held outside the cache"
                          : "the models in use")),
       needed_(needed),
@@ -207,7 +203,8 @@ ModelCache::Lease ModelCache::acquire(const std::string& name,
     std::vector<std::string> names;
     for (const auto& e : state_->entries) names.push_back(e.component->name());
     throw NotFound(fmt::format("the cache has no component '{}'; it has: {}",
-                               name, names.empty() ? "(none)" : join(names)));
+                               name,
+                               names.empty() ? "(none)" : join_names(names)));
   }
   const Bytes working =
       std::max(working_bytes, state_->options.working_memory_floor);

@@ -34,21 +34,6 @@ bool is_file(const fs::path& path) {
 
 bool is_model_dir(const fs::path& path) { return is_file(path / kIndex); }
 
-std::string lower(std::string text) {
-  std::transform(text.begin(), text.end(), text.begin(),
-                 [](unsigned char c) { return char(std::tolower(c)); });
-  return text;
-}
-
-bool ends_with(const std::string& text, const std::string& tail) {
-  return text.size() >= tail.size() &&
-         text.compare(text.size() - tail.size(), tail.size(), tail) == 0;
-}
-
-bool starts_with(const std::string& text, const std::string& head) {
-  return text.rfind(head, 0) == 0;
-}
-
 /// A component name must be a plain folder name: model_index.json must not
 /// point outside the model directory.
 bool plain_folder_name(const std::string& name) {
@@ -123,13 +108,13 @@ std::optional<fs::path> find_inside(const fs::path& dir,
   };
   // b. NAME
   for (const fs::path& entry : entries)
-    if (lower(entry.filename().string()) == wanted) {
+    if (ascii_lower(entry.filename().string()) == wanted) {
       if (is_model_dir(entry)) return entry;
       miss(entry);
     }
   // c. ORG--NAME
   for (const fs::path& entry : entries) {
-    const std::string name = lower(entry.filename().string());
+    const std::string name = ascii_lower(entry.filename().string());
     if (!starts_with(name, "models--") && name.size() > wanted.size() + 2 &&
         ends_with(name, "--" + wanted)) {
       if (is_model_dir(entry)) return entry;
@@ -141,7 +126,7 @@ std::optional<fs::path> find_inside(const fs::path& dir,
     const std::vector<fs::path> candidates =
         root == dir ? entries : subdirectories(root);
     for (const fs::path& entry : candidates) {
-      const std::string name = lower(entry.filename().string());
+      const std::string name = ascii_lower(entry.filename().string());
       if (starts_with(name, "models--") && ends_with(name, "--" + wanted) &&
           name.size() > std::string("models--").size() + wanted.size() + 2) {
         if (auto snapshot = hf_snapshot(entry, near_misses)) return snapshot;
@@ -379,7 +364,7 @@ ModelLookup find_model_dir(const std::string& model_name,
                            const std::vector<fs::path>& search_dirs,
                            std::size_t explicit_dirs) {
   ModelLookup lookup;
-  const std::string wanted = lower(model_name);
+  const std::string wanted = ascii_lower(model_name);
   std::set<fs::path> seen;
   for (std::size_t i = 0; i < search_dirs.size(); ++i) {
     const fs::path& dir = search_dirs[i];
@@ -387,7 +372,7 @@ ModelLookup find_model_dir(const std::string& model_name,
     lookup.looked_in.push_back(dir);
     if (wanted.empty() || !is_dir(dir)) continue;
     if (is_model_dir(dir) &&
-        (i < explicit_dirs || lower(name_of(dir)) == wanted)) {
+        (i < explicit_dirs || ascii_lower(name_of(dir)) == wanted)) {
       lookup.found = dir;
       return lookup;
     }

@@ -6,13 +6,11 @@
 #include <cstdlib>
 #include <filesystem>
 
+#include "mold/base/text.hpp"
+
 namespace mold {
 
 namespace {
-
-bool starts_with(std::string_view text, std::string_view prefix) {
-  return text.substr(0, prefix.size()) == prefix;
-}
 
 /// Debian's name for this machine's architecture, as in the alternative's name.
 #if defined(__x86_64__)

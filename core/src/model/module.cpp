@@ -7,6 +7,7 @@
 #include <cmath>
 
 #include "mold/base/error.hpp"
+#include "mold/base/text.hpp"
 #include "mold/tensor/gguf_file.hpp"
 #include "mold/tensor/safetensors.hpp"
 #include "mold/tensor/weight_set.hpp"
@@ -14,11 +15,6 @@
 namespace mold {
 
 namespace {
-
-bool ends_with(const std::string& text, std::string_view suffix) {
-  return text.size() >= suffix.size() &&
-         text.compare(text.size() - suffix.size(), suffix.size(), suffix) == 0;
-}
 
 std::string shape_text(at::IntArrayRef shape) { return c10::str(shape); }
 

@@ -8,6 +8,7 @@
 
 #include "mold/base/build_config.hpp"
 #include "mold/base/error.hpp"
+#include "mold/base/text.hpp"
 #include "mold/plugin/plugin.hpp"
 #include "plugin/core_plugin.hpp"
 
@@ -17,9 +18,7 @@ namespace {
 constexpr const char* kCorePlugin = "core";
 
 std::string join(const std::vector<std::string>& items) {
-  std::string out;
-  for (const auto& item : items) out += (out.empty() ? "" : ", ") + item;
-  return out.empty() ? "(none)" : out;
+  return items.empty() ? "(none)" : join_names(items);
 }
 // After every entry of the same or a higher priority: ask order is priority,
 // then registration order.

@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 
 #include "mold/base/bytes.hpp"
+#include "mold/base/text.hpp"
 
 namespace mold {
 
@@ -10,12 +11,6 @@ namespace {
 
 std::string prefix(int image, int images) {
   return fmt::format("[{}/{}]", image + 1, images);
-}
-
-std::string join(const std::vector<std::string>& names) {
-  std::string text;
-  for (const auto& name : names) text += (text.empty() ? "" : ", ") + name;
-  return text;
 }
 
 }  // namespace
@@ -32,7 +27,7 @@ void ProgressPrinter::on_phase(const PhaseEvent& e) {
         "{} start ({}estimate {}; free {}", head,
         e.component.empty() ? "" : e.component + "; ",
         format_bytes(e.estimate.bytes), format_bytes(e.before.free));
-    if (!e.parked.empty()) line += "; parked " + join(e.parked);
+    if (!e.parked.empty()) line += "; parked " + join_names(e.parked);
     if (e.load_seconds > 0) {
       // What the cache loaded for the phase, and how fast.
       Bytes bytes = 0;

@@ -4,20 +4,14 @@
 
 #include <algorithm>
 
+#include "mold/base/text.hpp"
 #include "mold/config/json_config.hpp"
 
 namespace mold {
 
 namespace fs = std::filesystem;
 
-namespace {
-
-bool ends_with(const std::string& text, std::string_view suffix) {
-  return text.size() >= suffix.size() &&
-         text.compare(text.size() - suffix.size(), suffix.size(), suffix) == 0;
-}
-
-}  // namespace
+namespace {}  // namespace
 
 WeightSet WeightSet::single(SafetensorsFile file) {
   WeightSet set;

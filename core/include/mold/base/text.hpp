@@ -1,7 +1,8 @@
 #pragma once
 /// Text from outside (plugins, error messages, input files) made safe to show:
 /// control characters escaped so that no input can drive a terminal, and a
-/// check for valid UTF-8 before text goes into JSON.
+/// check for valid UTF-8 before text goes into JSON; and the small string
+/// helpers the library shares.
 
 #include <cstdint>
 #include <string>
@@ -21,5 +22,14 @@ bool is_valid_utf8(std::string_view text);
 
 /// "[16, 56, 56]": integers as a JSON-style list, for messages.
 std::string list_text(const std::vector<std::int64_t>& values);
+
+/// "a, b, c" ("" for none).
+std::string join_names(const std::vector<std::string>& names);
+
+bool starts_with(std::string_view text, std::string_view prefix);
+bool ends_with(std::string_view text, std::string_view suffix);
+
+/// `text` with ASCII letters in lower case (other bytes kept).
+std::string ascii_lower(std::string_view text);
 
 }  // namespace mold
