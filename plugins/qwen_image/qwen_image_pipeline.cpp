@@ -6,6 +6,7 @@
 #include <algorithm>
 #include <cmath>
 #include <mold/base/error.hpp>
+#include <mold/catalog/components.hpp>
 #include <mold/config/json_config.hpp>
 #include <mold/device/cpu_backend.hpp>
 #include <mold/estimate/workload.hpp>
@@ -26,6 +27,9 @@
 namespace qwen_image {
 
 namespace fs = std::filesystem;
+using mold::components::kTextEncoder;
+using mold::components::kTransformer;
+using mold::components::kVae;
 
 namespace {
 
@@ -132,7 +136,7 @@ class QwenImagePipeline final : public mold::Pipeline {
     // The q4 and q8 variants quantize the transformer only (the published
     // GGUF files do): seeded weights as ggml's Q4_0 / Q8_0 blocks; a model
     // directory's transformer/ holds its GGUF file.
-    mold::WeightSource transformer_source = source("transformer", 2);
+    mold::WeightSource transformer_source = source(kTransformer, 2);
     if (seeded && options.variant == "q4")
       transformer_source.quantize = mold::GgmlType::q4_0;
     if (seeded && options.variant == "q8")
@@ -143,9 +147,9 @@ class QwenImagePipeline final : public mold::Pipeline {
                                                   component / "config.json");
     };
     std::unique_ptr<Qwen25VLTextEncoder> text_encoder =
-        make_qwen25vl_text_encoder(arch_of("text_encoder"), edit_);
+        make_qwen25vl_text_encoder(arch_of(kTextEncoder), edit_);
     std::unique_ptr<mold::Denoiser> transformer =
-        make_qwen_image_transformer(arch_of("transformer"));
+        make_qwen_image_transformer(arch_of(kTransformer));
     encoder_config_ = text_encoder->config();
     text_dims_ = text_encoder_dims(encoder_config_);
     vision_dims_ = vision_dims(encoder_config_.vision);
@@ -155,21 +159,21 @@ class QwenImagePipeline final : public mold::Pipeline {
     if (t.joint_attention_dim != encoder_config_.hidden_size)
       throw mold::ConfigError(
           seeded ? fs::path("<built-in>")
-                 : *options.model_dir / "transformer" / "config.json",
+                 : *options.model_dir / kTransformer / "config.json",
           0, "joint_attention_dim",
           fmt::format("is {} but the text encoder's hidden size is {}",
                       t.joint_attention_dim, encoder_config_.hidden_size));
     estimators_ = factories.estimators;
     std::unique_ptr<mold::Vae> vae = declare_qwen_image_vae(
-        seeded ? options.arch.name : vae_arch(*options.model_dir / "vae"));
+        seeded ? options.arch.name : vae_arch(*options.model_dir / kVae));
     text_encoder_ = std::make_shared<mold::ModuleComponent>(
-        "text_encoder", std::move(text_encoder), source("text_encoder", 1),
-        dtype_, warn);
+        kTextEncoder, std::move(text_encoder), source(kTextEncoder, 1), dtype_,
+        warn);
     transformer_ = std::make_shared<mold::ModuleComponent>(
-        "transformer", std::move(transformer), std::move(transformer_source),
+        kTransformer, std::move(transformer), std::move(transformer_source),
         dtype_, warn);
     vae_ = std::make_shared<mold::ModuleComponent>(
-        "vae", std::move(vae), source("vae", 3), dtype_, warn);
+        kVae, std::move(vae), source(kVae, 3), dtype_, warn);
   }
 
   std::string family() const override { return kFamily; }
@@ -535,19 +539,19 @@ class QwenImagePipeline final : public mold::Pipeline {
     if (edit_) {
       mold::Workload w = workload(kVisionEncode, r, 0);
       w.images = vision_sizes;
-      phases.push_back(planned(std::move(w), "text_encoder", 0));
+      phases.push_back(planned(std::move(w), kTextEncoder, 0));
     }
     for (const auto* ids : {&prepared.prompt_ids, &prepared.negative_ids}) {
       if (ids == &prepared.negative_ids && !cfg) break;
       mold::Workload w = workload(mold::ops::kTextEncode, r, int(ids->size()));
       w.images = vision_sizes;
-      phases.push_back(planned(std::move(w), "text_encoder", 0));
+      phases.push_back(planned(std::move(w), kTextEncoder, 0));
     }
     for (const mold::ImageSize& size : vae_sizes) {
       mold::Workload w = workload(mold::ops::kVaeEncode, r, 0);
       w.width = size.width;
       w.height = size.height;
-      phases.push_back(planned(std::move(w), "vae", 0));
+      phases.push_back(planned(std::move(w), kVae, 0));
       if (arch_ != "default")
         phases.back().estimate = tiny_vae_estimate(phases.back().workload);
     }
@@ -557,11 +561,11 @@ class QwenImagePipeline final : public mold::Pipeline {
                    std::max(kept_tokens(prepared.prompt_ids),
                             cfg ? kept_tokens(prepared.negative_ids) : 0));
       w.images = vae_sizes;
-      phases.push_back(planned(std::move(w), "transformer", r.steps));
+      phases.push_back(planned(std::move(w), kTransformer, r.steps));
     }
     {
       mold::Workload w = workload(mold::ops::kVaeDecode, r, 0);
-      phases.push_back(planned(w, "vae", 0));
+      phases.push_back(planned(w, kVae, 0));
       if (arch_ != "default") phases.back().estimate = tiny_vae_estimate(w);
     }
     // The registered estimators know the built-in architectures; a model

@@ -4,6 +4,7 @@
 #include <fmt/format.h>
 
 #include <mold/base/error.hpp>
+#include <mold/catalog/components.hpp>
 #include <mold/config/json_config.hpp>
 #include <mold/device/cpu_backend.hpp>
 #include <mold/estimate/workload.hpp>
@@ -24,6 +25,9 @@
 namespace zimage {
 
 namespace fs = std::filesystem;
+using mold::components::kTextEncoder;
+using mold::components::kTransformer;
+using mold::components::kVae;
 
 namespace {
 
@@ -96,9 +100,9 @@ class ZImagePipeline final : public mold::Pipeline {
                                                   component / "config.json");
     };
     std::unique_ptr<mold::TextEncoder> text_encoder =
-        factories.text_encoder(arch_of("text_encoder"));
+        factories.text_encoder(arch_of(kTextEncoder));
     std::unique_ptr<mold::Denoiser> transformer =
-        factories.transformer(arch_of("transformer"));
+        factories.transformer(arch_of(kTransformer));
     if (const auto* qwen3 =
             dynamic_cast<const Qwen3TextEncoder*>(text_encoder.get()))
       text_dims_ = text_encoder_dims(qwen3->config());
@@ -109,15 +113,15 @@ class ZImagePipeline final : public mold::Pipeline {
     // Declared only: each component seeds or loads its weights when the cache
     // first acquires it, under the memory limit like everything else.
     std::unique_ptr<mold::Vae> vae = factories.vae(
-        seeded ? options.arch.name : vae_arch(*options.model_dir / "vae"));
+        seeded ? options.arch.name : vae_arch(*options.model_dir / kVae));
     text_encoder_ = std::make_shared<mold::ModuleComponent>(
-        "text_encoder", std::move(text_encoder), source("text_encoder", 1),
-        dtype_, warn);
+        kTextEncoder, std::move(text_encoder), source(kTextEncoder, 1), dtype_,
+        warn);
     transformer_ = std::make_shared<mold::ModuleComponent>(
-        "transformer", std::move(transformer), source("transformer", 2), dtype_,
+        kTransformer, std::move(transformer), source(kTransformer, 2), dtype_,
         warn);
     vae_ = std::make_shared<mold::ModuleComponent>(
-        "vae", std::move(vae), source("vae", 3), dtype_, warn);
+        kVae, std::move(vae), source(kVae, 3), dtype_, warn);
   }
 
   std::string family() const override { return kFamily; }
@@ -183,18 +187,18 @@ class ZImagePipeline final : public mold::Pipeline {
       return phase;
     };
     phases.push_back(
-        planned(mold::ops::kTextEncode, "text_encoder",
+        planned(mold::ops::kTextEncode, kTextEncoder,
                 workload(mold::ops::kTextEncode, r, 1, prompt_tokens), 0));
     if (cfg)
       phases.push_back(
-          planned(mold::ops::kTextEncode, "text_encoder",
+          planned(mold::ops::kTextEncode, kTextEncoder,
                   workload(mold::ops::kTextEncode, r, 1,
                            int(prompt_ids(r.negative_prompt).size())),
                   0));
     phases.push_back(planned(
-        mold::ops::kDenoise, "transformer",
+        mold::ops::kDenoise, kTransformer,
         workload(mold::ops::kDenoise, r, cfg ? 2 : 1, prompt_tokens), r.steps));
-    phases.push_back(planned(mold::ops::kVaeDecode, "vae",
+    phases.push_back(planned(mold::ops::kVaeDecode, kVae,
                              workload(mold::ops::kVaeDecode, r, 1, 0), 0));
     if (arch_ != "default") phases.back().estimate = tiny_vae_estimate(r);
     // The registered estimators know the built-in architectures; a model
