@@ -19,6 +19,7 @@ option(MOLD_PRECOMPILE_HEADERS "Precompile libtorch's ATen header" ON)
 # Where the quoted and <mold/...> includes of mold's sources are found.
 set(MOLD_INCLUDE_ROOTS
     ${PROJECT_SOURCE_DIR}/core/include ${PROJECT_SOURCE_DIR}/core/src
+    ${PROJECT_SOURCE_DIR}/torch/include ${PROJECT_SOURCE_DIR}/torch/src
     ${PROJECT_SOURCE_DIR}/net/include ${PROJECT_SOURCE_DIR}/net/src
     ${PROJECT_SOURCE_DIR}/tools ${PROJECT_SOURCE_DIR}/tests ${PROJECT_SOURCE_DIR})
 

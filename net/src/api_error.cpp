@@ -53,4 +53,13 @@ HttpResponse error_response(
   return response;
 }
 
+std::string json_type_name(const nlohmann::json& v) {
+  return v.is_string()    ? "a string"
+         : v.is_boolean() ? "true/false"
+         : v.is_number()  ? "a number"
+         : v.is_null()    ? "null"
+         : v.is_array()   ? "an array"
+                          : "an object";
+}
+
 }  // namespace mold::net

@@ -2,6 +2,7 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <cctype>
 #include <mold/base/error.hpp>
 #include <mold/base/text.hpp>
@@ -50,6 +51,20 @@ ServerAddress parse_server_address(std::string_view text,
     std::string path(rest.substr(slash));
     while (path.size() > 1 && path.back() == '/') path.pop_back();
     address.base_path = path == "/" ? "" : path;
+    for (std::size_t begin = 1; begin <= path.size();) {
+      const std::size_t end = std::min(path.find('/', begin), path.size());
+      const std::string_view segment =
+          std::string_view(path).substr(begin, end - begin);
+      if (segment == "." || segment == "..")
+        fail(fmt::format("the path \"{}\" has a '{}' segment", path,
+                         std::string(segment)));
+      begin = end + 1;
+    }
+    for (const char c : path)
+      if (std::isspace(static_cast<unsigned char>(c)) ||
+          static_cast<unsigned char>(c) < 0x20 || c == '?' || c == '#')
+        fail(fmt::format("'{}' cannot be in the path",
+                         escape_control(std::string(1, c))));
   }
   for (const char c : authority)
     if (std::isspace(static_cast<unsigned char>(c)) || c == '@' || c == '?' ||
@@ -62,6 +77,12 @@ ServerAddress parse_server_address(std::string_view text,
     if (close == std::string_view::npos)
       fail("an IPv6 address without its ']'");
     address.host = std::string(authority.substr(1, close - 1));
+    // An IPv6 literal: hex digits and colons (an embedded IPv4 has dots).
+    if (address.host.find(':') == std::string::npos ||
+        address.host.find_first_not_of("0123456789abcdefABCDEF:.") !=
+            std::string::npos)
+      fail(fmt::format("\"{}\" in brackets is not an IPv6 address",
+                       escape_control(address.host)));
     std::string_view after = authority.substr(close + 1);
     if (!after.empty()) {
       if (after.front() != ':') fail("text after the IPv6 address");
@@ -79,6 +100,12 @@ ServerAddress parse_server_address(std::string_view text,
     }
   }
   if (address.host.empty()) fail("no host name");
+  if (authority.front() != '[')
+    for (const char c : address.host)
+      if (!std::isalnum(static_cast<unsigned char>(c)) && c != '-' &&
+          c != '.' && c != '_')
+        fail(fmt::format("'{}' cannot be in a host name",
+                         escape_control(std::string(1, c))));
   if (!port_text.empty()) {
     unsigned long port = 0;
     for (const char c : port_text) {

@@ -14,6 +14,7 @@
 #include <mold/model/scheduler.hpp>
 #include <mold/model/tokenizer.hpp>
 #include <mold/model/vae.hpp>
+#include <mold/plan/family_limits.hpp>
 #include <mold/runtime/encoding_memo.hpp>
 #include <mold/runtime/module_component.hpp>
 #include <mold/runtime/vae_runner.hpp>
@@ -229,35 +230,12 @@ class QwenImagePipeline final : public mold::Pipeline {
     if (r.height == 0) r.height = height;
     if (r.steps == 0) r.steps = 50;     // both pipelines' default
     if (!r.guidance) r.guidance = 4.0;  // true_cfg_scale
-    for (auto [flag, value] :
-         {std::pair<const char*, int>{"--width", r.width},
-          std::pair<const char*, int>{"--height", r.height}}) {
-      if (value < kSizeMultiple || value > 16384 || value % kSizeMultiple)
-        throw mold::InvalidArgument(fmt::format(
-            "{} {}: Qwen-Image makes images whose sides are multiples of {} "
-            "from {} to 16384; try {}",
-            flag, value, kSizeMultiple, kSizeMultiple,
-            std::max(kSizeMultiple,
-                     std::min(16384, (value + kSizeMultiple / 2) /
-                                         kSizeMultiple * kSizeMultiple))));
-    }
     // The schedule is stretched to end at shift_terminal: one step has
     // nothing to stretch (its only sigma is 1).
-    const int min_steps = scheduler_.shift_terminal ? 2 : 1;
-    if (r.steps < min_steps || r.steps > 1000)
-      throw mold::InvalidArgument(fmt::format(
-          "--steps {}: give {} to 1000 steps{}", r.steps, min_steps,
-          min_steps == 2 ? " (Qwen-Image's schedule ends at shift_terminal "
-                           "0.02, which takes at least 2)"
-                         : ""));
-    if (!(*r.guidance >= 0) || *r.guidance > 100)
-      throw mold::InvalidArgument(fmt::format(
-          "--guidance {}: give 0 to 100 (true CFG runs above 1 with a "
-          "--negative prompt)",
-          *r.guidance));
-    if (r.batch < 1 || r.batch > mold::kMaxBatch)
-      throw mold::InvalidArgument(fmt::format("--batch {}: give 1 to {} images",
-                                              r.batch, mold::kMaxBatch));
+    mold::check_family_limits(
+        r,
+        {"Qwen-Image", kSizeMultiple, 16384, scheduler_.shift_terminal ? 2 : 1,
+         "its schedule ends at shift_terminal, which takes at least 2"});
     return r;
   }
 

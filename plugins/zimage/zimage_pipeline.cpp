@@ -14,6 +14,7 @@
 #include <mold/model/text_encoder.hpp>
 #include <mold/model/tokenizer.hpp>
 #include <mold/model/vae.hpp>
+#include <mold/plan/family_limits.hpp>
 #include <mold/runtime/encoding_memo.hpp>
 #include <mold/runtime/module_component.hpp>
 #include <mold/runtime/vae_runner.hpp>
@@ -107,8 +108,15 @@ class ZImagePipeline final : public mold::Pipeline {
             dynamic_cast<const Qwen3TextEncoder*>(text_encoder.get()))
       text_dims_ = text_encoder_dims(qwen3->config());
     if (const auto* dit =
-            dynamic_cast<const ZImageTransformer*>(transformer.get()))
+            dynamic_cast<const ZImageTransformer*>(transformer.get())) {
       transformer_dims_ = transformer_dims(dit->config());
+      // A side has fewer patches than its RoPE axis has positions
+      // (axes_lens[1], axes_lens[2]); one patch is kSizeMultiple pixels.
+      const auto& lens = dit->config().axes_lens;
+      if (lens.size() == 3)
+        max_side_ = int(std::min<std::int64_t>(
+            16384, (std::min(lens[1], lens[2]) - 1) * kSizeMultiple));
+    }
     estimators_ = factories.estimators;
     // Declared only: each component seeds or loads its weights when the cache
     // first acquires it, under the memory limit like everything else.
@@ -142,33 +150,17 @@ class ZImagePipeline final : public mold::Pipeline {
   mold::GenerateRequest resolve(
       const mold::GenerateRequest& request) const override {
     mold::GenerateRequest r = request;
+    if (!r.images.empty())
+      throw mold::InvalidArgument(fmt::format(
+          "{} makes images from text and takes no source image (--image, "
+          "\"images\"); use qwen-image-edit-2511 to edit one",
+          options_.model));
     const int default_size = arch_ == "tiny" ? 256 : 1024;
     if (r.width == 0) r.width = default_size;
     if (r.height == 0) r.height = default_size;
     if (r.steps == 0) r.steps = 8;      // Z-Image-Turbo's 8 model evaluations
     if (!r.guidance) r.guidance = 0.0;  // Turbo is distilled: no CFG
-    for (auto [flag, value] :
-         {std::pair<const char*, int>{"--width", r.width},
-          std::pair<const char*, int>{"--height", r.height}}) {
-      if (value < kSizeMultiple || value > 16384 || value % kSizeMultiple)
-        throw mold::InvalidArgument(fmt::format(
-            "{} {}: Z-Image makes images whose sides are multiples of {} "
-            "from {} to 16384; try {}",
-            flag, value, kSizeMultiple, kSizeMultiple,
-            std::max(kSizeMultiple,
-                     std::min(16384, (value + kSizeMultiple / 2) /
-                                         kSizeMultiple * kSizeMultiple))));
-    }
-    if (r.steps < 1 || r.steps > 1000)
-      throw mold::InvalidArgument(
-          fmt::format("--steps {}: give 1 to 1000 steps", r.steps));
-    if (!(*r.guidance >= 0) || *r.guidance > 100)
-      throw mold::InvalidArgument(
-          fmt::format("--guidance {}: give 0 (none, as Z-Image-Turbo) to 100",
-                      *r.guidance));
-    if (r.batch < 1 || r.batch > mold::kMaxBatch)
-      throw mold::InvalidArgument(fmt::format("--batch {}: give 1 to {} images",
-                                              r.batch, mold::kMaxBatch));
+    mold::check_family_limits(r, {"Z-Image", kSizeMultiple, max_side_, 1, ""});
     return r;
   }
 
@@ -455,6 +447,7 @@ class ZImagePipeline final : public mold::Pipeline {
   TransformerDims transformer_dims_;
   std::shared_ptr<const ZImageEstimators> estimators_;
   std::shared_ptr<mold::ModuleComponent> text_encoder_, transformer_, vae_;
+  int max_side_ = 16384;  ///< the transformer's RoPE positions allow no more
 };
 
 }  // namespace

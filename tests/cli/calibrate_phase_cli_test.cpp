@@ -188,7 +188,12 @@ TEST_CASE("molddiag calibrate --model-dir measures a model directory",
                     "--dtype", "float64"});
   CHECK(r.exit_code == 2);
   CHECK_THAT(r.err, Catch::Contains("--dtype 'float64': give float32, "
-                                    "bfloat16 or float16"));
+                                    "float16 or bfloat16"));
+  // An empty list is not the default list.
+  r = run_molddiag(
+      {"calibrate", "--family", "zimage", "--op", "denoise", "--sizes", ""});
+  CHECK(r.exit_code == 2);
+  CHECK_THAT(r.err, Catch::Contains("--sizes is empty"));
 }
 
 TEST_CASE("molddiag calibrate --op text_encode measures prompt lengths",

@@ -306,6 +306,14 @@ TEST_CASE("molddiag leak and parity: usage errors name the value",
        2,
        "model 'sdxl' is not one the loaded plugins know"},
       {{"leak", "z-image-turbo", "--images", "6"}, 1, "--tiny"},
+      // Image i uses seed + i: the last seed must not wrap to 0.
+      {{"leak", "z-image-turbo", "--tiny", "--seed", "18446744073709551610"},
+       2,
+       "--seed 18446744073709551610 with a batch of 12: the last image's "
+       "seed would pass"},
+      {{"parity", "z-image-turbo", "--tiny", "--guidance", "nan"},
+       2,
+       "--guidance 'nan' is not a number from 0 to 100"},
   };
   for (const auto& c : cases) {
     const auto r = molddiag(c.args);

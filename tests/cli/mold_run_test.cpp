@@ -220,7 +220,30 @@ TEST_CASE("mold run failures are clear and exit with their codes",
   SECTION("a bad dtype") {
     const auto r = run_mold(tiny_args(out, {"--dtype", "int8"}));
     CHECK(r.exit_code == 2);
-    CHECK_THAT(r.err, Catch::Contains("--dtype int8"));
+    CHECK_THAT(r.err, Catch::Contains("--dtype 'int8': give float32, "
+                                      "float16 or bfloat16"));
+  }
+  SECTION("values the request schema refuses: exit 2, nothing written") {
+    const std::pair<std::vector<std::string>, std::string> cases[] = {
+        {{"--guidance", "nan"},
+         "--guidance 'nan' is not a number from 0 to 100"},
+        {{"--guidance", "-1"}, "--guidance '-1' is not a number from 0 to 100"},
+        {{"--guidance", "1e999"}, "--guidance '1e999' is not a number"},
+        {{"--dtype", ""}, "--dtype is empty"},
+        {{"--batch", "0"}, "--batch '0' is out of range"},
+        // The second image's seed would wrap to 0.
+        {{"--seed", "18446744073709551615", "--batch", "2"},
+         "--seed 18446744073709551615 with a batch of 2: the last image's "
+         "seed would pass 18446744073709551615; give a seed of at most "
+         "18446744073709551614"},
+    };
+    for (const auto& [extra, says] : cases) {
+      INFO(says);
+      const auto r = run_mold(tiny_args(out, extra));
+      CHECK(r.exit_code == 2);
+      CHECK_THAT(r.err, Catch::Contains(says));
+    }
+    CHECK(fs::is_empty(out.path()));
   }
   SECTION("a memory limit too small for any phase") {
     const auto r = run_mold(tiny_args(out, {"--cpu-memory-limit", "2 MiB"}));

@@ -92,6 +92,12 @@ TEST_CASE("MOLD_HOST: what cannot be an address is named", "[net][address]") {
       {"user@gpu-box", "cannot be in a host name"},
       {"gpu box", "cannot be in a host name"},
       {":7680", "no host"},
+      {"[zz]:1", "\"zz\" in brackets is not an IPv6 address"},
+      {"[]:1", "is not an IPv6 address"},
+      {"http://h:80/../../x", "the path \"/../../x\" has a '..' segment"},
+      {"http://h/a/./b", "has a '.' segment"},
+      {"http://h/a b", "cannot be in the path"},
+      {"gpu_box!", "'!' cannot be in a host name"},
   };
   for (const auto& [text, why] : cases) {
     INFO(text);

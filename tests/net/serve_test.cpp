@@ -268,8 +268,33 @@ TEST_CASE("mold serve: bad requests are refused naming what is wrong",
       {"POST", "/api/generate",
        R"({"model":"z-image-turbo","prompt":"x","colour":"red"})",
        "application/json", 422, "VALIDATION_ERROR",
-       "(model, prompt, negative_prompt, width, height, steps, guidance, "
-       "seed, tiny, batch, images)"},
+       "(model, tiny, images, prompt, negative_prompt, width, height, steps, "
+       "guidance, seed, batch)"},
+      // The schema's ranges, lower bounds included; null is not a default.
+      {"POST", "/api/generate",
+       R"({"model":"z-image-turbo","prompt":"x","width":0})",
+       "application/json", 422, "VALIDATION_ERROR",
+       "width: should be a whole number from 16 to 16384, not 0"},
+      {"POST", "/api/generate",
+       R"({"model":"z-image-turbo","prompt":"x","steps":0})",
+       "application/json", 422, "VALIDATION_ERROR",
+       "steps: should be a whole number from 1 to 1000, not 0"},
+      {"POST", "/api/generate",
+       R"({"model":"z-image-turbo","prompt":"x","height":null})",
+       "application/json", 422, "VALIDATION_ERROR",
+       "height: should be a whole number from 16 to 16384, not null (leave"},
+      {"POST", "/api/generate",
+       R"({"model":"z-image-turbo","prompt":"x","guidance":-1})",
+       "application/json", 422, "VALIDATION_ERROR",
+       "guidance: should be a number from 0 to 100, not -1"},
+      // A number JSON's doubles cannot hold: named, not an internal error.
+      {"POST", "/api/generate",
+       R"({"model":"z-image-turbo","prompt":"x","width":1e400})",
+       "application/json", 422, "VALIDATION_ERROR", "width: "},
+      // Refused before it is queued, not after a generation.
+      {"POST", "/api/generate",
+       R"({"model":"z-image-turbo","prompt":"a\u0000b"})", "application/json",
+       422, "VALIDATION_ERROR", "prompt: has a NUL byte at byte 1"},
       {"POST", "/api/generate", R"({"model":"no-such-model","prompt":"x"})",
        "application/json", 404, "MODEL_NOT_FOUND", "no-such-model"},
       {"POST", "/api/generate", fox(1), "text/plain", 415,
@@ -314,6 +339,15 @@ TEST_CASE("mold serve: an API key, required off loopback", "[net][serve]") {
     CHECK(right.request("GET", "/metrics").status == 200);
     CHECK(none.request("GET", "/api/status", {}, "", {{"X-Api-Key", "s3cret"}})
               .status == 200);
+    // The scheme is case-insensitive.
+    for (const char* scheme : {"Bearer", "bearer", "BEARER", "bEaReR"})
+      CHECK(none.request("GET", "/api/status", {}, "",
+                         {{"Authorization", std::string(scheme) + " s3cret"}})
+                .status == 200);
+  }
+  SECTION("--bind localhost is the loopback") {
+    ServerProcess server({"--tiny", "--bind", "localhost"});
+    CHECK(client_for(server).request("GET", "/health").status == 200);
   }
 }
 

@@ -57,42 +57,20 @@ TEST_CASE("safetensors round trip in F32, F16 and BF16", "[safetensors]") {
 
 TEST_CASE("broken safetensors files name the file and the tensor",
           "[safetensors]") {
+  // The header's errors are tested on the parser alone
+  // (unit/safetensors_header_test.cpp); here, that the file's path leads them,
+  // and the errors only a file or its tensors can have.
   TempDir dir;
-  struct Case {
-    std::string name, header, data;
-    std::int64_t claimed;
-    const char* expected;
-  };
   const std::string ok =
       R"({"w":{"dtype":"F32","shape":[2],"data_offsets":[0,8]}})";
-  const Case cases[] = {
-      {"short", "", "", -1, "truncated"},
-      {"claims_more", ok, std::string(8, '\0'), 4096,
-       "truncated, or not a safetensors file: the header says 4096"},
-      {"bad_json", "{\"w\": [", "", -1, "the JSON header is invalid"},
-      {"no_offsets", R"({"w":{"dtype":"F32","shape":[2]}})", "", -1,
-       "tensor 'w': needs dtype, shape and data_offsets"},
-      {"dtype", R"({"w":{"dtype":"Q4","shape":[2],"data_offsets":[0,8]}})",
-       std::string(8, '\0'), -1, "tensor 'w': unsupported dtype 'Q4'"},
-      {"out_of_range", ok, std::string(4, '\0'), -1,
-       "tensor 'w': data_offsets [0, 8] out of range"},
-      {"size", R"({"w":{"dtype":"F32","shape":[3],"data_offsets":[0,8]}})",
-       std::string(8, '\0'), -1, "8 bytes for shape [3] of F32: expected 12"},
-      {"overlap",
-       R"({"a":{"dtype":"F32","shape":[2],"data_offsets":[0,8]},"b":{"dtype":"F32","shape":[2],"data_offsets":[4,12]}})",
-       std::string(12, '\0'), -1, "overlaps"},
-  };
-  for (const auto& c : cases) {
-    INFO(c.name);
-    std::string path;
-    if (c.name == "short")
-      path = dir.write("short.safetensors", "abc");
-    else
-      path =
-          write_raw(dir, c.name + ".safetensors", c.header, c.data, c.claimed);
-    CHECK_THROWS_WITH(SafetensorsFile::open(path),
-                      Catch::Contains(path) && Catch::Contains(c.expected));
-  }
+  const std::string short_file = dir.write("short.safetensors", "abc");
+  CHECK_THROWS_WITH(SafetensorsFile::open(short_file),
+                    Catch::Contains(short_file + ": truncated: 3 bytes"));
+  const std::string out_of_range =
+      write_raw(dir, "range.safetensors", ok, std::string(4, '\0'));
+  CHECK_THROWS_WITH(
+      SafetensorsFile::open(out_of_range),
+      Catch::Contains(out_of_range + ": tensor 'w': data_offsets [0, 8]"));
   const auto good =
       write_raw(dir, "good.safetensors", ok, std::string(8, '\0'));
   const auto file = SafetensorsFile::open(good);
@@ -108,43 +86,6 @@ TEST_CASE("broken safetensors files name the file and the tensor",
   CHECK_THROWS_WITH(save_safetensors(dir.path() + "/no/such/dir/x.safetensors",
                                      {{"w", wrong}}),
                     Catch::Contains("cannot create a file beside it"));
-}
-
-TEST_CASE(
-    "safetensors shapes: fractions, wrapping byte counts and FIFOs are "
-    "refused",
-    "[safetensors]") {
-  TempDir dir;
-  struct Case {
-    const char* name;
-    std::string header;
-    const char* expected;
-  };
-  const Case cases[] = {
-      {"fraction.safetensors",
-       R"({"w":{"dtype":"F32","shape":[8.5],"data_offsets":[0,32]}})",
-       "shape [8.5] must be an array of whole numbers"},
-      {"wraps.safetensors",
-       R"({"w":{"dtype":"F32","shape":[1099511627776,1099511627776],"data_offsets":[0,0]}})",
-       "is more than 9223372036854775807 bytes"},
-      {"wraps_to_zero.safetensors",
-       R"({"w":{"dtype":"I8","shape":[4294967296,4294967296],"data_offsets":[0,0]}})",
-       "is more than 9223372036854775807 bytes"},
-      {"offsets.safetensors",
-       R"({"w":{"dtype":"F32","shape":[1],"data_offsets":[0,4.5]}})",
-       "data_offsets must be [begin, end], two whole numbers"},
-      {"string_shape.safetensors",
-       R"({"w":{"dtype":"F32","shape":"[1]","data_offsets":[0,4]}})",
-       "must be an array of whole numbers"},
-  };
-  for (const auto& c : cases) {
-    INFO(c.name);
-    const std::string path =
-        write_raw(dir, c.name, c.header, std::string(32, '\0'));
-    CHECK_THROWS_WITH(SafetensorsFile::open(path),
-                      Catch::Contains(c.name) && Catch::Contains("'w'") &&
-                          Catch::Contains(c.expected));
-  }
   const std::string fifo = dir.path() + "/input.fifo";
   REQUIRE(::mkfifo(fifo.c_str(), 0600) == 0);
   CHECK_THROWS_WITH(SafetensorsFile::open(fifo),

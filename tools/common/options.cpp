@@ -72,6 +72,38 @@ void add_ranged_int(po::options_description& options, const char* name,
   options.add_options()(name, value, text.c_str());
 }
 
+void add_ranged_real(po::options_description& options, const char* name,
+                     std::optional<double>* target, double low, double high,
+                     const std::string& help) {
+  const std::string flag = name;
+  auto* value = po::value<std::string>();
+  value->notifier([flag, target, low, high](const std::string& text) {
+    char* end = nullptr;
+    errno = 0;
+    const double parsed = text.empty() ? 0 : std::strtod(text.c_str(), &end);
+    if (text.empty() || *end != '\0' || errno == ERANGE ||
+        !(parsed >= low && parsed <= high))
+      throw UsageError(fmt::format("--{} '{}' is not a number from {} to {}",
+                                   flag, text, low, high));
+    *target = parsed;
+  });
+  const std::string text = fmt::format("{} ({} to {})", help, low, high);
+  options.add_options()(name, value, text.c_str());
+}
+
+void refuse_empty(const po::variables_map& vm,
+                  std::initializer_list<const char*> names) {
+  for (const char* name : names) {
+    if (!vm.count(name) || vm[name].defaulted()) continue;
+    const auto* text = boost::any_cast<std::string>(&vm[name].value());
+    if (text && text->empty())
+      throw UsageError(fmt::format(
+          "--{} is empty: give a value, or leave the option out for its "
+          "default",
+          name));
+  }
+}
+
 void add_seed_option(po::options_description& options, const char* name,
                      std::uint64_t* target, const std::string& help) {
   const std::string flag = name;

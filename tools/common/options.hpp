@@ -6,6 +6,7 @@
 
 #include <boost/program_options.hpp>
 #include <cstdint>
+#include <initializer_list>
 #include <optional>
 #include <stdexcept>
 #include <string>
@@ -48,6 +49,20 @@ void add_ranged_int(boost::program_options::options_description& options,
                     const std::string& help,
                     std::optional<int> default_value = std::nullopt,
                     bool required = false);
+
+/// Adds `--name` for a number stored into `target` (which must outlive the
+/// parsing) when given: a finite number from `low` to `high`, else a UsageError
+/// naming the flag, the value and the range ("--guidance 'nan' is not a number
+/// from 0 to 100"). `help` gets " (low to high)" appended.
+void add_ranged_real(boost::program_options::options_description& options,
+                     const char* name, std::optional<double>* target,
+                     double low, double high, const std::string& help);
+
+/// Refuses an option given with an empty value (`--dtype ''`) for the
+/// options named in `names`: a UsageError saying to leave it out for its
+/// default.
+void refuse_empty(const boost::program_options::variables_map& vm,
+                  std::initializer_list<const char*> names);
 
 /// Adds `--name` for a seed stored into `target`: a whole number from 0 to
 /// 2^64 - 1, read strictly ("-1" is refused, not wrapped to 2^64 - 1 as a plain

@@ -9,7 +9,9 @@
 #include <mold/estimate/workload.hpp>
 #include <mold/net/api_error.hpp>
 #include <mold/net/base64.hpp>
+#include <mold/net/generate_json.hpp>
 #include <mold/net/sse.hpp>
+#include <mold/plan/generate_schema.hpp>
 #include <mold/runtime/event_json.hpp>
 #include <mutex>
 #include <random>
@@ -104,22 +106,27 @@ Json parse_body(const net::HttpRequest& request, bool allow_empty) {
   if (json_depth(request.body) > 32)
     throw Refused{codes::kInvalidJson,
                   "the JSON body nests arrays or objects more than 32 deep"};
+  // The last key read, to name the field whose value the parser refuses.
+  std::string key;
+  const Json::parser_callback_t track = [&key](int, Json::parse_event_t event,
+                                               Json& parsed) {
+    if (event == Json::parse_event_t::key) key = parsed.get<std::string>();
+    return true;
+  };
   try {
-    return Json::parse(request.body);
+    return Json::parse(request.body, track);
   } catch (const Json::parse_error& e) {
     throw Refused{codes::kInvalidJson,
                   fmt::format("the body is not valid JSON (at byte {}): {}",
                               e.byte, e.what())};
+  } catch (const Json::exception& e) {
+    // Valid syntax that JSON's numbers cannot hold (1e400).
+    throw Refused{
+        codes::kValidationError,
+        fmt::format("{}: {}",
+                    key.empty() ? "the body" : mold::escape_control(key),
+                    e.what())};
   }
-}
-
-std::string type_name(const Json& v) {
-  return v.is_string()    ? "a string"
-         : v.is_boolean() ? "true/false"
-         : v.is_number()  ? "a number"
-         : v.is_null()    ? "null"
-         : v.is_array()   ? "an array"
-                          : "an object";
 }
 
 /// The most source images one generate request may carry.
@@ -137,7 +144,8 @@ std::string string_field(const Json& body, const char* name, bool required,
     return {};
   }
   if (!it->is_string())
-    invalid(name, fmt::format("should be a string, not {}", type_name(*it)));
+    invalid(name, fmt::format("should be a string, not {}",
+                              net::json_type_name(*it)));
   std::string value = it->get<std::string>();
   if (value.size() > max_bytes)
     invalid(name,
@@ -145,82 +153,44 @@ std::string string_field(const Json& body, const char* name, bool required,
   return value;
 }
 
-int int_field(const Json& body, const char* name, int lo, int hi) {
-  const auto it = body.find(name);
-  if (it == body.end() || it->is_null()) return 0;
-  const std::string why =
-      fmt::format("should be a whole number from {} to {}", lo, hi);
-  if (!it->is_number_integer())
-    invalid(name, fmt::format("{}, not {}", why,
-                              it->is_number() ? it->dump() : type_name(*it)));
-  if (it->is_number_unsigned()
-          ? it->get<std::uint64_t>() > std::uint64_t(hi)
-          : (it->get<std::int64_t>() < lo || it->get<std::int64_t>() > hi))
-    invalid(name, fmt::format("{}, not {}", why, it->dump()));
-  return int(it->get<std::int64_t>());
-}
-
 GenerationRequest parse_generation(const Json& body, std::size_t max_prompt) {
   if (!body.is_object())
     throw Refused{codes::kValidationError,
                   fmt::format("the body should be a JSON object, not {}",
-                              type_name(body))};
-  static const std::array<const char*, 11> known = {
-      "model",  "prompt", "negative_prompt", "width",
-      "height", "steps",  "guidance",        "seed",
-      "tiny",   "batch",  "images"};
+                              net::json_type_name(body))};
+  // The schema's fields, and the request's own.
+  static const std::vector<std::string> request_fields = {"model", "tiny",
+                                                          "images"};
   for (const auto& item : body.items())
-    if (std::find_if(known.begin(), known.end(), [&](const char* k) {
-          return item.key() == k;
-        }) == known.end()) {
-      std::string fields;
-      for (const char* k : known)
-        fields += (fields.empty() ? "" : ", ") + std::string(k);
+    if (!mold::find_generate_field(item.key()) &&
+        std::find(request_fields.begin(), request_fields.end(), item.key()) ==
+            request_fields.end())
       invalid(mold::escape_control(item.key()),
-              "is not a field of a generate request (" + fields + ")");
-    }
+              fmt::format("is not a field of a generate request ({}, {})",
+                          mold::join_names(request_fields),
+                          mold::generate_field_names()));
   GenerationRequest r;
   r.model_spec = string_field(body, "model", true, 256);
   if (r.model_spec.empty()) invalid("model", "is empty");
   mold::GenerateRequest& g = r.generate;
-  g.prompt = string_field(body, "prompt", true, max_prompt);
-  if (g.prompt.empty()) invalid("prompt", "is empty");
-  g.negative_prompt = string_field(body, "negative_prompt", false, max_prompt);
-  g.width = int_field(body, "width", 16, 16384);
-  g.height = int_field(body, "height", 16, 16384);
-  g.steps = int_field(body, "steps", 1, 1000);
-  if (const auto it = body.find("guidance");
-      it != body.end() && !it->is_null()) {
-    if (!it->is_number() || it->get<double>() < 0 ||
-        !std::isfinite(it->get<double>()) || it->get<double>() > 100)
-      invalid(
-          "guidance",
-          fmt::format("should be a number from 0 to 100, not {}", it->dump()));
-    g.guidance = it->get<double>();
+  try {
+    mold::net::read_generate_fields(body, g, max_prompt);
+  } catch (const mold::InvalidArgument& e) {
+    throw Refused{codes::kValidationError, e.what()};
   }
-  if (const auto it = body.find("seed"); it != body.end() && !it->is_null()) {
-    if (!it->is_number_unsigned() &&
-        !(it->is_number_integer() && it->get<std::int64_t>() >= 0))
-      invalid(
-          "seed",
-          fmt::format("should be a whole number from 0 to {}, not {}",
-                      std::numeric_limits<std::uint64_t>::max(), it->dump()));
-    g.seed = it->get<std::uint64_t>();
-  } else {
+  if (!body.contains("seed")) {  // a server's default: a random seed
     static std::mutex mutex;
     static std::mt19937_64 random{std::random_device{}()};
     std::lock_guard<std::mutex> lock(mutex);
     g.seed = random() >> 32;
   }
+  if (g.batch != 1)
+    invalid("batch",
+            "the server makes one image per request; send one request per "
+            "image with seed, seed + 1, ... (mold run with MOLD_HOST does)");
   if (const auto it = body.find("tiny"); it != body.end() && !it->is_null()) {
     if (!it->is_boolean()) invalid("tiny", "should be true or false");
     r.tiny = it->get<bool>();
-  }
-  if (const auto it = body.find("batch"); it != body.end() && !it->is_null()) {
-    if (*it != 1)
-      invalid("batch",
-              "the server makes one image per request; send one request per "
-              "image with seed, seed + 1, ... (mold run with MOLD_HOST does)");
   }
   if (const auto it = body.find("images"); it != body.end() && !it->is_null()) {
     if (!it->is_array() || it->size() > kMaxSourceImages)
@@ -243,7 +213,6 @@ GenerationRequest parse_generation(const Json& body, std::size_t max_prompt) {
       }
     }
   }
-  g.batch = 1;
   return r;
 }
 
@@ -366,9 +335,9 @@ void ApiRoutes::handle(net::HttpRequest request,
   if (!settings_.token.empty() && request.path != "/health") {
     std::string given = request.header("X-Api-Key");
     const std::string auth = request.header("Authorization");
+    // The scheme is case-insensitive (RFC 9110 section 11.1).
     if (given.empty() && auth.size() > 7 &&
-        (auth.compare(0, 7, "Bearer ") == 0 ||
-         auth.compare(0, 7, "bearer ") == 0))
+        mold::ascii_lower(auth.substr(0, 7)) == "bearer ")
       given = auth.substr(7);
     if (!same_secret(given, settings_.token)) {
       channel->send(net::error_response(

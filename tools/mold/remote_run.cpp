@@ -11,6 +11,7 @@
 #include <mold/base/text.hpp>
 #include <mold/net/api_error.hpp>
 #include <mold/net/base64.hpp>
+#include <mold/net/generate_json.hpp>
 #include <mold/net/http_client.hpp>
 #include <mold/net/oom_json.hpp>
 #include <mold/net/sse.hpp>
@@ -161,15 +162,8 @@ class RemoteRunner {
   }
 
   Json body(int i) const {
-    const mold::GenerateSettings& g = run_.generate;
-    Json b = {{"model", run_.model_spec},
-              {"prompt", g.prompt},
-              {"seed", g.seed + std::uint64_t(i)}};
-    if (!g.negative_prompt.empty()) b["negative_prompt"] = g.negative_prompt;
-    if (g.width) b["width"] = g.width;
-    if (g.height) b["height"] = g.height;
-    if (g.steps) b["steps"] = g.steps;
-    if (g.guidance) b["guidance"] = *g.guidance;
+    Json b = mold::net::generate_fields_json(run_.generate, i);
+    b["model"] = run_.model_spec;
     if (run_.tiny) b["tiny"] = true;
     if (!run_.images_png.empty()) {
       Json images = Json::array();

@@ -10,9 +10,11 @@
 #include <mold/base/text.hpp>
 #include <mold/estimate/workload.hpp>
 #include <mold/net/server_address.hpp>
+#include <mold/plan/generate_schema.hpp>
 
 #include "commands.hpp"
 #include "common/exit_codes.hpp"
+#include "common/generate_options.hpp"
 #include "common/options.hpp"
 #include "common/source_image_file.hpp"
 #include "run_options.hpp"
@@ -48,28 +50,13 @@ tools::Parsed<RunRequest> parse_run_options(
   options.add_options()("help,h", "this help")(
       "model", po::value(&r.model_spec)->required(),
       "model[:variant], e.g. z-image-turbo")(
-      "prompt", po::value(&g.prompt)->required(), "what to draw")(
       "image", po::value(&r.image_files)->composing(),
       "a PNG to edit (edit models; repeatable, in the order the prompt "
       "names them: Picture 1, 2, ...)");
-  tools::add_ranged_int(options, "width", &g.width, 16, 16384,
-                        "image width in pixels (default: the model's)");
-  tools::add_ranged_int(options, "height", &g.height, 16, 16384,
-                        "image height in pixels (default: the model's)");
-  tools::add_ranged_int(options, "steps", &g.steps, 1, 1000,
-                        "denoising steps (default: the model's)");
-  tools::add_ranged_int(options, "batch", &g.batch, 1, mold::kMaxBatch,
-                        "images, seeds seed, seed + 1, ...", 1);
-  tools::add_seed_option(options, "seed", &g.seed,
-                         "noise seed of the first image (default 0)");
-  options.add_options()(
-      "guidance", po::value(&r.guidance),
-      "classifier-free guidance scale; guidance runs the negative prompt too "
-      "(Z-Image: any scale above 0) (default: the model's; Z-Image-Turbo: 0, "
-      "none)")("negative", po::value(&g.negative_prompt),
-               "negative prompt (when --guidance turns guidance on)")(
-      "output,o", po::value(&r.output)->default_value("."),
-      "directory for the images")(
+  // prompt, negative, width, height, steps, guidance, seed, batch.
+  tools::add_generate_options(options, g);
+  options.add_options()("output,o", po::value(&r.output)->default_value("."),
+                        "directory for the images")(
       "dtype", po::value(&r.dtype),
       "float32, float16 or bfloat16 (default: bfloat16; float32 with "
       "--tiny)")("model-dir", po::value(&r.model_dirs)->composing(),
@@ -101,11 +88,16 @@ tools::Parsed<RunRequest> parse_run_options(
   }
   const po::variables_map vm = tools::parse_args(args, options, &positional);
   r.backend_given = vm.count("backend") && !vm["backend"].defaulted();
-  if (r.guidance >= 0) g.guidance = r.guidance;
-  if (r.guidance < -0.0 && r.guidance != -1)
-    throw tools::UsageError(
-        fmt::format("--guidance {}: give 0 (none) or more", r.guidance));
+  tools::refuse_empty(vm, {"dtype", "output", "backend", "host"});
+  try {
+    mold::check_generate_settings(g, mold::flag_label);
+  } catch (const mold::InvalidArgument& e) {
+    throw tools::UsageError(e.what());
+  }
   if (r.dtype.empty()) r.dtype = r.tiny ? "float32" : "bfloat16";
+  if (!mold::is_compute_dtype(r.dtype))
+    throw tools::UsageError(fmt::format("--dtype '{}': give {}", r.dtype,
+                                        mold::compute_dtype_names()));
   return parsed;
 }
 

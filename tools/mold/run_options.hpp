@@ -18,7 +18,6 @@ struct RunRequest {
   mold::tools::HostOptions host;
   std::string model_spec;  ///< "z-image-turbo" or "z-image-turbo:bf16"
   mold::GenerateSettings generate;
-  double guidance = -1;  ///< < 0: the model's default
   std::string output = ".";
   std::string dtype;  ///< empty: float32 for --tiny, else bfloat16
   std::vector<std::string> model_dirs;

@@ -15,6 +15,7 @@
 #include <mold/base/bytes.hpp>
 #include <mold/base/error.hpp>
 #include <mold/base/file_io.hpp>
+#include <mold/base/text.hpp>
 #include <mold/net/http_server.hpp>
 #include <mold/net/server_address.hpp>
 #include <mold/net/server_metrics.hpp>
@@ -133,12 +134,15 @@ tools::Parsed<ServeRequest> parse(const std::vector<std::string>& args) {
   r.server.server_name = fmt::format("mold/{}", MOLD_VERSION);
   if (r.token.empty())
     if (const char* key = std::getenv("MOLD_API_KEY")) r.token = key;
+  // localhost is the loopback by definition (RFC 6761), no lookup needed.
+  if (mold::ascii_lower(r.server.bind) == "localhost")
+    r.server.bind = "127.0.0.1";
   boost::system::error_code ec;
   const auto address = boost::asio::ip::make_address(r.server.bind, ec);
   if (ec)
     throw tools::UsageError(fmt::format(
-        "--bind '{}': not an IP address; give one such as 127.0.0.1 or "
-        "0.0.0.0",
+        "--bind '{}': not an IP address; give one such as 127.0.0.1, "
+        "0.0.0.0 or localhost",
         r.server.bind));
   if (!address.is_loopback() && r.token.empty())
     throw tools::UsageError(fmt::format(

@@ -24,7 +24,20 @@ constexpr std::array<std::pair<std::string_view, Bytes>, 12> kDtypes{{
     {"int32", 4},
     {"int64", 8},
 }};
+constexpr std::array<std::string_view, 3> kComputeDtypes{"float32", "float16",
+                                                         "bfloat16"};
 }  // namespace
+
+bool is_compute_dtype(std::string_view dtype) {
+  for (const auto& name : kComputeDtypes)
+    if (name == dtype) return true;
+  return false;
+}
+
+std::string compute_dtype_names() {
+  return fmt::format("{}, {} or {}", kComputeDtypes[0], kComputeDtypes[1],
+                     kComputeDtypes[2]);
+}
 
 Bytes dtype_size(std::string_view dtype) {
   for (const auto& [name, size] : kDtypes)

@@ -134,6 +134,7 @@ tools::Parsed<CalibrateRequest> parse_calibrate_options(
     parsed.help = tools::help_text(options);
     return parsed;
   }
+  tools::refuse_empty(vm, {"sizes", "tokens", "images", "dtype"});
   if (r.family.empty()) throw tools::UsageError("--family is required");
   const bool sequence = is_sequence_op(r.op);
   if (r.op != mold::ops::kVaeDecode && r.op != mold::ops::kVaeEncode &&
@@ -153,11 +154,10 @@ tools::Parsed<CalibrateRequest> parse_calibrate_options(
     std::stringstream ss(r.dtypes_text);
     std::string item;
     while (std::getline(ss, item, ',')) {
-      if (item != "float32" && item != "bfloat16" && item != "float16")
-        throw tools::UsageError(fmt::format(
-            "--dtype '{}': give float32, bfloat16 or float16, or several "
-            "separated by commas",
-            r.dtypes_text));
+      if (!mold::is_compute_dtype(item))
+        throw tools::UsageError(
+            fmt::format("--dtype '{}': give {}, or several separated by commas",
+                        r.dtypes_text, mold::compute_dtype_names()));
       if (std::find(r.dtypes.begin(), r.dtypes.end(), item) == r.dtypes.end())
         r.dtypes.push_back(item);
     }

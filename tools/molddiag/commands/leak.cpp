@@ -10,6 +10,7 @@
 #include <mold/base/error.hpp>
 #include <mold/base/file_io.hpp>
 #include <mold/net/server_address.hpp>
+#include <mold/plan/generate_schema.hpp>
 #include <mold/profile/html_report.hpp>
 #include <mold/profile/leak_analysis.hpp>
 #include <mold/profile/parity.hpp>
@@ -130,6 +131,16 @@ tools::Parsed<ProfileRequest> parse(const std::vector<std::string>& args,
     return parsed;
   }
   tools::parse_args(args, options, &positional);
+  {
+    // The images' seeds, seed .. seed + images - 1, and the settings' ranges.
+    mold::GenerateSettings all = r.run.generate;
+    all.batch = r.run.images;
+    try {
+      mold::check_generate_settings(all, mold::flag_label);
+    } catch (const mold::InvalidArgument& e) {
+      throw tools::UsageError(e.what());
+    }
+  }
   if (r.pid && !r.remote.empty())
     throw tools::UsageError(
         "give --remote HOST or --pid PID, not both: --remote drives a mold "

@@ -62,11 +62,7 @@ mold::MemoryProfile run_profile(const ProfileRun& r) {
     }
     runner.add_observer(&recorder);
     mold::GenerateRequest request;
-    request.prompt = r.prompt;
-    request.width = r.width;
-    request.height = r.height;
-    request.steps = r.steps;
-    request.seed = r.seed;
+    static_cast<mold::GenerateSettings&>(request) = r.generate;
     request.batch = images;
     for (const std::string& file : r.source_images)
       request.images.push_back(tools::decode_source_image(

@@ -5,6 +5,7 @@
 
 #include <boost/program_options.hpp>
 #include <cstdint>
+#include <mold/plan/generate_settings.hpp>
 #include <mold/profile/memory_profile.hpp>
 #include <string>
 #include <vector>
@@ -21,12 +22,16 @@ struct ProfileRun {
   std::vector<std::string> model_dirs;
   std::string dtype;  ///< "": float32 with --tiny, bfloat16 otherwise
   std::string backend = "cpu";
-  std::string prompt = "a red fox in the snow";
   /// An edit model's source images (--image), PNG files in order.
   std::vector<std::string> source_images;
   int images = 0;
-  int width = 0, height = 0, steps = 0;  ///< 0: the model's default
-  std::uint64_t seed = 0;
+  /// What every image is made with (image i with seed + i); its batch is
+  /// `images`.
+  mold::GenerateSettings generate = [] {
+    mold::GenerateSettings settings;
+    settings.prompt = "a red fox in the snow";
+    return settings;
+  }();
   bool quiet = false;  ///< no progress lines
   bool verbose = false;
 };

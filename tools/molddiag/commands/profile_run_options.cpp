@@ -4,6 +4,7 @@
 
 #include <mold/estimate/workload.hpp>
 
+#include "common/generate_options.hpp"
 #include "common/options.hpp"
 #include "profile_driver.hpp"
 
@@ -24,21 +25,15 @@ void add_profile_run_options(po::options_description& options, ProfileRun& r,
       "float32, float16 or bfloat16 (default: bfloat16; float32 with "
       "--tiny)")("backend", po::value(&r.backend)->default_value("cpu"),
                  "cpu, cuda, ...")(
-      "prompt", po::value(&r.prompt)->default_value(r.prompt),
-      "the prompt of every image")(
       "image", po::value(&r.source_images)->composing(),
       "a PNG every image edits (edit models; repeatable, in order)");
   tools::add_ranged_int(options, "images", &r.images, min_images,
                         mold::kMaxBatch, "images to make, one after another",
                         default_images);
-  tools::add_ranged_int(options, "width", &r.width, 16, 16384,
-                        "image width (default: the model's)");
-  tools::add_ranged_int(options, "height", &r.height, 16, 16384,
-                        "image height (default: the model's)");
-  tools::add_ranged_int(options, "steps", &r.steps, 1, 1000,
-                        "denoising steps (default: the model's)");
-  tools::add_seed_option(options, "seed", &r.seed,
-                         "seed of the first image; image i uses seed + i");
+  // Every field of a generate request but its batch (--images).
+  tools::add_generate_options(options, r.generate,
+                              {"prompt", "negative_prompt", "width", "height",
+                               "steps", "guidance", "seed"});
   options.add_options()("quiet", po::bool_switch(&r.quiet),
                         "no progress line per image on stderr")(
       "verbose", po::bool_switch(&r.verbose),

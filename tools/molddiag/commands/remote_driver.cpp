@@ -6,6 +6,7 @@
 #include <mold/base/build_config.hpp>
 #include <mold/base/error.hpp>
 #include <mold/net/base64.hpp>
+#include <mold/net/generate_json.hpp>
 #include <mold/net/http_client.hpp>
 #include <nlohmann/json.hpp>
 
@@ -123,12 +124,8 @@ mold::MemoryProfile run_remote_profile(const RemoteProfileRun& remote) {
         mold::tools::read_image_file(file, "--image")));
   mold::Bytes last = 0;
   for (int i = 0; i < r.images; ++i) {
-    Json body = {{"model", r.model_spec},
-                 {"prompt", r.prompt},
-                 {"seed", r.seed + std::uint64_t(i)}};
-    if (r.width) body["width"] = r.width;
-    if (r.height) body["height"] = r.height;
-    if (r.steps) body["steps"] = r.steps;
+    Json body = mold::net::generate_fields_json(r.generate, i);
+    body["model"] = r.model_spec;
     if (r.tiny) body["tiny"] = true;
     if (!images.empty()) body["images"] = images;
     const auto made = request("POST", "/api/generate", body.dump());
@@ -147,7 +144,7 @@ mold::MemoryProfile run_remote_profile(const RemoteProfileRun& remote) {
           where, i + 1));
     mold::ImageSample image;
     image.image = i;
-    image.seed = r.seed + std::uint64_t(i);
+    image.seed = r.generate.seed + std::uint64_t(i);
     image.seconds = last_request.value("seconds", 0.0);
     image.after = answer.memory(answer.member(last_request, "after_cleanup"));
     image.residency = answer.residency(last_request.value("residency", Json()));

@@ -4,6 +4,8 @@
 
 #include <fmt/format.h>
 
+#include <mold/estimate/workload.hpp>
+
 namespace po = boost::program_options;
 namespace tools = mold::tools;
 
@@ -73,9 +75,9 @@ tools::Parsed<RunComponentRequest> parse_run_component_options(
         "--component {}: give text_encoder, transformer, vae_encoder or "
         "vae_decoder",
         r.component));
-  if (r.dtype != "float32" && r.dtype != "float16" && r.dtype != "bfloat16")
-    throw tools::UsageError(
-        fmt::format("--dtype {}: give float32, float16 or bfloat16", r.dtype));
+  if (!mold::is_compute_dtype(r.dtype))
+    throw tools::UsageError(fmt::format("--dtype '{}': give {}", r.dtype,
+                                        mold::compute_dtype_names()));
   return parsed;
 }
 

@@ -81,6 +81,12 @@ struct Workload {
   void validate() const;
 };
 
+/// The dtypes a model computes in (mold run --dtype, a variant's dtype, the
+/// calibration tables): "float32", "float16", "bfloat16".
+bool is_compute_dtype(std::string_view dtype);
+/// "float32, float16 or bfloat16": for messages.
+std::string compute_dtype_names();
+
 /// Bytes per element of "float32", "float16", "bfloat16", "float8_e4m3fn",
 /// "int8", ... Throws ParseError listing the known names.
 Bytes dtype_size(std::string_view dtype);

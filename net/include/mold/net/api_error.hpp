@@ -49,6 +49,9 @@ HttpResponse error_response(
     std::optional<nlohmann::json> oom = std::nullopt,
     std::vector<std::pair<std::string, std::string>> headers = {});
 
+/// "a string", "a number", "null", ...: a JSON value's type for messages.
+std::string json_type_name(const nlohmann::json& value);
+
 /// The JSON body alone (the `error` event of a stream carries it too).
 nlohmann::json error_body(std::string_view code, const std::string& message,
                           std::optional<nlohmann::json> oom = std::nullopt);

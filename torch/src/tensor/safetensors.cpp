@@ -10,8 +10,8 @@
 #include <cstring>
 #include <fstream>
 #include <nlohmann/json.hpp>
+#include <utility>
 
-#include "mold/base/bytes.hpp"
 #include "mold/base/file_io.hpp"
 
 namespace mold {
@@ -26,6 +26,7 @@ struct DtypeInfo {
   std::size_t size;
 };
 
+// The dtypes parse_safetensors_header() accepts, with their libtorch types.
 constexpr DtypeInfo kDtypes[] = {
     {"F32", at::kFloat, 4},  {"F16", at::kHalf, 2}, {"BF16", at::kBFloat16, 2},
     {"F64", at::kDouble, 8}, {"I64", at::kLong, 8}, {"I32", at::kInt, 4},
@@ -43,13 +44,6 @@ const DtypeInfo* dtype_by_type(at::ScalarType type) {
   for (const auto& d : kDtypes)
     if (type == d.type) return &d;
   return nullptr;
-}
-
-std::string shape_text(const std::vector<int64_t>& shape) {
-  std::string out = "[";
-  for (std::size_t i = 0; i < shape.size(); ++i)
-    out += (i ? ", " : "") + std::to_string(shape[i]);
-  return out + "]";
 }
 
 }  // namespace
@@ -91,12 +85,10 @@ SafetensorsFile SafetensorsFile::open(const fs::path& path) {
   file.path_ = path;
   file.mapping_ = std::make_shared<Mapping>();
   const std::size_t size = std::size_t(st.st_size);
-  if (size < 8) {
+  if (size < 8) {  // too short to map usefully: the parser says why
     ::close(fd);
-    throw fail(fmt::format(
-        "truncated: {} bytes, a safetensors file starts with an 8-byte "
-        "header length",
-        size));
+    const char nothing[8] = {};
+    parse_safetensors_header(nothing, size, path.string());
   }
   file.mapping_->size = size;
   file.mapping_->fd = fd;  // closed with the mapping
@@ -105,104 +97,13 @@ SafetensorsFile SafetensorsFile::open(const fs::path& path) {
   if (file.mapping_->address == MAP_FAILED)
     throw fail("cannot be memory-mapped");
   const char* bytes = static_cast<const char*>(file.mapping_->address);
-
-  std::uint64_t header_size = 0;
-  for (int i = 7; i >= 0; --i)
-    header_size = (header_size << 8) | std::uint8_t(bytes[i]);
-  if (header_size > size - 8)
-    throw fail(fmt::format(
-        "truncated, or not a safetensors file: the header says {} bytes "
-        "of JSON but only {} follow",
-        header_size, size - 8));
-  nlohmann::json header;
-  try {
-    header = nlohmann::json::parse(bytes + 8, bytes + 8 + header_size);
-  } catch (const nlohmann::json::exception& e) {
-    throw fail(fmt::format("the JSON header is invalid: {}", e.what()));
-  }
-  if (!header.is_object()) throw fail("the JSON header is not an object");
-  file.mapping_->data = bytes + 8 + header_size;
-  file.mapping_->data_offset = 8 + header_size;
-  file.mapping_->data_size = size - 8 - header_size;
-
-  std::vector<std::pair<std::size_t, std::size_t>> ranges;
-  for (const auto& [name, value] : header.items()) {
-    if (name == "__metadata__") {
-      if (!value.is_object()) throw fail("__metadata__ is not an object");
-      for (const auto& [k, v] : value.items())
-        file.metadata_[k] = v.is_string() ? v.get<std::string>() : v.dump();
-      continue;
-    }
-    const std::string tensor_name = name;  // no capture of a binding (C++17)
-    auto bad = [&](const std::string& what) {
-      return fail(fmt::format("tensor '{}': {}", tensor_name, what));
-    };
-    if (!value.is_object() || !value.contains("dtype") ||
-        !value.contains("shape") || !value.contains("data_offsets"))
-      throw bad("needs dtype, shape and data_offsets");
-    SafetensorsEntry e;
-    e.name = name;
-    // Integers only: nlohmann would truncate 8.5 to 8 silently.
-    auto integers = [](const nlohmann::json& array) {
-      if (!array.is_array()) return false;
-      for (const auto& v : array)
-        if (!v.is_number_integer()) return false;
-      return true;
-    };
-    if (!integers(value["shape"]))
-      throw bad(fmt::format(
-          "shape {} must be an array of whole numbers",
-          value["shape"].dump(-1, ' ', false,
-                              nlohmann::json::error_handler_t::replace)));
-    if (!integers(value["data_offsets"]))
-      throw bad("data_offsets must be [begin, end], two whole numbers");
-    try {
-      e.dtype = value["dtype"].get<std::string>();
-      e.shape = value["shape"].get<std::vector<int64_t>>();
-      const auto offsets =
-          value["data_offsets"].get<std::vector<std::size_t>>();
-      if (offsets.size() != 2) throw bad("data_offsets must be [begin, end]");
-      e.begin = offsets[0];
-      e.end = offsets[1];
-    } catch (const nlohmann::json::exception&) {
-      throw bad(
-          "dtype must be a string, shape and data_offsets arrays of integers");
-    }
-    const DtypeInfo* dtype = dtype_by_name(e.dtype);
-    if (!dtype)
-      throw bad(fmt::format(
-          "unsupported dtype '{}' (F32, F16, BF16, F64, I64, I32, I16, I8, "
-          "U8, BOOL)",
-          e.dtype));
-    Bytes count = 1;
-    for (auto d : e.shape) {
-      if (d < 0)
-        throw bad("negative dimension in shape " + shape_text(e.shape));
-      if (Bytes(d) > kMaxBytes / std::max<Bytes>(count, 1) ||
-          count * Bytes(d) > kMaxBytes / dtype->size)
-        throw bad(
-            fmt::format("shape {} of {} is more than {} bytes: the "
-                        "header is corrupt",
-                        shape_text(e.shape), e.dtype, kMaxBytes));
-      count *= Bytes(d);
-    }
-    if (e.end < e.begin || e.end > file.mapping_->data_size)
-      throw bad(fmt::format(
-          "data_offsets [{}, {}] out of range: the data section has {} bytes "
-          "(is the file truncated?)",
-          e.begin, e.end, file.mapping_->data_size));
-    if (e.end - e.begin != count * dtype->size)
-      throw bad(fmt::format("{} bytes for shape {} of {}: expected {}",
-                            e.end - e.begin, shape_text(e.shape), e.dtype,
-                            count * dtype->size));
-    ranges.emplace_back(e.begin, e.end);
-    file.entries_.emplace(name, std::move(e));
-  }
-  std::sort(ranges.begin(), ranges.end());
-  for (std::size_t i = 1; i < ranges.size(); ++i)
-    if (ranges[i].first < ranges[i - 1].second)
-      throw fail(fmt::format("tensor data overlaps at bytes {}..{}",
-                             ranges[i].first, ranges[i - 1].second));
+  SafetensorsHeader header =
+      parse_safetensors_header(bytes, size, path.string());
+  file.mapping_->data = bytes + header.data_offset;
+  file.mapping_->data_offset = header.data_offset;
+  file.mapping_->data_size = header.data_size;
+  file.entries_ = std::move(header.entries);
+  file.metadata_ = std::move(header.metadata);
   return file;
 }
 
@@ -247,9 +148,10 @@ void SafetensorsFile::copy_into(const std::string& name,
                                 at::Tensor& destination) const {
   const SafetensorsEntry& e = entry(name);
   if (destination.sizes() != at::IntArrayRef(e.shape))
-    throw SafetensorsError(fmt::format(
-        "{}: tensor '{}' has shape {}, the model expects {}", path_.string(),
-        name, shape_text(e.shape), c10::str(destination.sizes())));
+    throw SafetensorsError(
+        fmt::format("{}: tensor '{}' has shape {}, the model expects {}",
+                    path_.string(), name, c10::str(at::IntArrayRef(e.shape)),
+                    c10::str(destination.sizes())));
   at::NoGradGuard no_grad;
   destination.copy_(view(name));
 }
@@ -263,9 +165,10 @@ void SafetensorsFile::read_into(const std::string& name,
                                 std::size_t chunk_bytes) const {
   const SafetensorsEntry& e = entry(name);
   if (destination.sizes() != at::IntArrayRef(e.shape))
-    throw SafetensorsError(fmt::format(
-        "{}: tensor '{}' has shape {}, the model expects {}", path_.string(),
-        name, shape_text(e.shape), c10::str(destination.sizes())));
+    throw SafetensorsError(
+        fmt::format("{}: tensor '{}' has shape {}, the model expects {}",
+                    path_.string(), name, c10::str(at::IntArrayRef(e.shape)),
+                    c10::str(destination.sizes())));
   if (!destination.device().is_cpu() || !destination.is_contiguous())
     throw InvalidArgument(
         fmt::format("{}: tensor '{}' can only be read into a contiguous cpu "

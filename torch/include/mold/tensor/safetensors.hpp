@@ -1,8 +1,6 @@
 #pragma once
-/// safetensors files: read (memory-mapped) and write. The format: an 8-byte
-/// little-endian header length, a JSON header {name: {dtype, shape,
-/// data_offsets: [begin, end]},
-/// "__metadata__": {...}}, then the tensor bytes.
+/// safetensors files as tensors: read (memory-mapped) and write. The header is
+/// parsed by mold/tensor/safetensors_header.hpp (the torch-free library).
 
 #include <ATen/ATen.h>
 
@@ -13,24 +11,9 @@
 #include <utility>
 #include <vector>
 
-#include "mold/base/error.hpp"
+#include "mold/tensor/safetensors_header.hpp"
 
 namespace mold {
-
-/// A file that is not a valid safetensors file, or a tensor that is absent or
-/// does not fit what was asked. The message names the file and the tensor.
-class SafetensorsError : public Error {
- public:
-  using Error::Error;
-};
-
-struct SafetensorsEntry {
-  std::string name;
-  std::string dtype;  ///< as in the file: "F32", "F16", "BF16", ...
-  std::vector<int64_t> shape;
-  std::size_t begin = 0;  ///< offset in the data section
-  std::size_t end = 0;
-};
 
 /// The most read_into() buffers when it converts a dtype: the host memory a
 /// load needs above the loaded tensors.

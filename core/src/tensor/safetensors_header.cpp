@@ -1,0 +1,151 @@
+#include "mold/tensor/safetensors_header.hpp"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <nlohmann/json.hpp>
+#include <utility>
+
+#include "mold/base/bytes.hpp"
+
+namespace mold {
+
+namespace {
+
+struct DtypeSize {
+  const char* name;
+  std::size_t size;
+};
+
+constexpr DtypeSize kDtypeSizes[] = {
+    {"F32", 4}, {"F16", 2}, {"BF16", 2}, {"F64", 8}, {"I64", 8},
+    {"I32", 4}, {"I16", 2}, {"I8", 1},   {"U8", 1},  {"BOOL", 1},
+};
+
+std::string shape_text(const std::vector<int64_t>& shape) {
+  std::string out = "[";
+  for (std::size_t i = 0; i < shape.size(); ++i)
+    out += (i ? ", " : "") + std::to_string(shape[i]);
+  return out + "]";
+}
+
+// Integers only: nlohmann would truncate 8.5 to 8 silently.
+bool whole_numbers(const nlohmann::json& array) {
+  if (!array.is_array()) return false;
+  for (const auto& v : array)
+    if (!v.is_number_integer()) return false;
+  return true;
+}
+
+}  // namespace
+
+std::size_t safetensors_dtype_size(const std::string& dtype) {
+  for (const auto& d : kDtypeSizes)
+    if (dtype == d.name) return d.size;
+  return 0;
+}
+
+SafetensorsHeader parse_safetensors_header(const char* bytes, std::size_t size,
+                                           const std::string& origin) {
+  auto fail = [&](const std::string& what) {
+    return SafetensorsError(fmt::format("{}: {}", origin, what));
+  };
+  if (size < 8)
+    throw fail(fmt::format(
+        "truncated: {} bytes, a safetensors file starts with an 8-byte "
+        "header length",
+        size));
+  std::uint64_t header_size = 0;
+  for (int i = 7; i >= 0; --i)
+    header_size = (header_size << 8) | std::uint8_t(bytes[i]);
+  if (header_size > size - 8)
+    throw fail(fmt::format(
+        "truncated, or not a safetensors file: the header says {} bytes "
+        "of JSON but only {} follow",
+        header_size, size - 8));
+  nlohmann::json json;
+  try {
+    json = nlohmann::json::parse(bytes + 8, bytes + 8 + header_size);
+  } catch (const nlohmann::json::exception& e) {
+    throw fail(fmt::format("the JSON header is invalid: {}", e.what()));
+  }
+  if (!json.is_object()) throw fail("the JSON header is not an object");
+  SafetensorsHeader header;
+  header.data_offset = 8 + header_size;
+  header.data_size = size - 8 - header_size;
+
+  std::vector<std::pair<std::size_t, std::size_t>> ranges;
+  for (const auto& [name, value] : json.items()) {
+    if (name == "__metadata__") {
+      if (!value.is_object()) throw fail("__metadata__ is not an object");
+      for (const auto& [k, v] : value.items())
+        header.metadata[k] = v.is_string() ? v.get<std::string>() : v.dump();
+      continue;
+    }
+    const std::string tensor_name = name;  // no capture of a binding (C++17)
+    auto bad = [&](const std::string& what) {
+      return fail(fmt::format("tensor '{}': {}", tensor_name, what));
+    };
+    if (!value.is_object() || !value.contains("dtype") ||
+        !value.contains("shape") || !value.contains("data_offsets"))
+      throw bad("needs dtype, shape and data_offsets");
+    SafetensorsEntry e;
+    e.name = name;
+    if (!whole_numbers(value["shape"]))
+      throw bad(fmt::format(
+          "shape {} must be an array of whole numbers",
+          value["shape"].dump(-1, ' ', false,
+                              nlohmann::json::error_handler_t::replace)));
+    if (!whole_numbers(value["data_offsets"]))
+      throw bad("data_offsets must be [begin, end], two whole numbers");
+    try {
+      e.dtype = value["dtype"].get<std::string>();
+      e.shape = value["shape"].get<std::vector<int64_t>>();
+      const auto offsets =
+          value["data_offsets"].get<std::vector<std::size_t>>();
+      if (offsets.size() != 2) throw bad("data_offsets must be [begin, end]");
+      e.begin = offsets[0];
+      e.end = offsets[1];
+    } catch (const nlohmann::json::exception&) {
+      throw bad(
+          "dtype must be a string, shape and data_offsets arrays of integers");
+    }
+    const std::size_t element = safetensors_dtype_size(e.dtype);
+    if (element == 0)
+      throw bad(fmt::format(
+          "unsupported dtype '{}' (F32, F16, BF16, F64, I64, I32, I16, I8, "
+          "U8, BOOL)",
+          e.dtype));
+    Bytes count = 1;
+    for (auto d : e.shape) {
+      if (d < 0)
+        throw bad("negative dimension in shape " + shape_text(e.shape));
+      if (Bytes(d) > kMaxBytes / std::max<Bytes>(count, 1) ||
+          count * Bytes(d) > kMaxBytes / element)
+        throw bad(
+            fmt::format("shape {} of {} is more than {} bytes: the "
+                        "header is corrupt",
+                        shape_text(e.shape), e.dtype, kMaxBytes));
+      count *= Bytes(d);
+    }
+    if (e.end < e.begin || e.end > header.data_size)
+      throw bad(fmt::format(
+          "data_offsets [{}, {}] out of range: the data section has {} bytes "
+          "(is the file truncated?)",
+          e.begin, e.end, header.data_size));
+    if (e.end - e.begin != count * element)
+      throw bad(fmt::format("{} bytes for shape {} of {}: expected {}",
+                            e.end - e.begin, shape_text(e.shape), e.dtype,
+                            count * element));
+    ranges.emplace_back(e.begin, e.end);
+    header.entries.emplace(name, std::move(e));
+  }
+  std::sort(ranges.begin(), ranges.end());
+  for (std::size_t i = 1; i < ranges.size(); ++i)
+    if (ranges[i].first < ranges[i - 1].second)
+      throw fail(fmt::format("tensor data overlaps at bytes {}..{}",
+                             ranges[i].first, ranges[i - 1].second));
+  return header;
+}
+
+}  // namespace mold

@@ -1,0 +1,121 @@
+// The safetensors header parser (torch-free): every malformed header is a
+// SafetensorsError that names its origin and the tensor. The file-level
+// errors (absent, FIFO, a missing tensor) are tested with SafetensorsFile in
+// the torch tier.
+#include <catch2/catch.hpp>
+#include <cstdint>
+#include <mold/tensor/safetensors_header.hpp>
+#include <string>
+
+using mold::parse_safetensors_header;
+using mold::SafetensorsError;
+
+namespace {
+/// A safetensors file's bytes from a raw header and data.
+std::string raw_file(const std::string& header, const std::string& data,
+                     std::int64_t claimed_header = -1) {
+  std::string bytes(8, '\0');
+  const std::uint64_t n =
+      claimed_header < 0 ? header.size() : std::uint64_t(claimed_header);
+  for (int i = 0; i < 8; ++i) bytes[i] = char((n >> (8 * i)) & 0xff);
+  return bytes + header + data;
+}
+
+mold::SafetensorsHeader parse(const std::string& bytes) {
+  return parse_safetensors_header(bytes.data(), bytes.size(), "x.safetensors");
+}
+}  // namespace
+
+TEST_CASE("a safetensors header gives its entries, metadata and data section",
+          "[safetensors]") {
+  const std::string header =
+      R"({"__metadata__":{"format":"pt","n":3},"b":{"dtype":"BF16","shape":[2,2],"data_offsets":[8,16]},"a":{"dtype":"F32","shape":[2],"data_offsets":[0,8]}})";
+  const auto parsed = parse(raw_file(header, std::string(16, '\0')));
+  REQUIRE(parsed.entries.size() == 2);
+  CHECK(parsed.entries.at("b").dtype == "BF16");
+  CHECK(parsed.entries.at("b").shape == std::vector<std::int64_t>{2, 2});
+  CHECK(parsed.entries.at("b").begin == 8);
+  CHECK(parsed.entries.at("a").end == 8);
+  CHECK(parsed.metadata.at("format") == "pt");
+  CHECK(parsed.metadata.at("n") == "3");  // a non-string value as its JSON
+  CHECK(parsed.data_offset == 8 + header.size());
+  CHECK(parsed.data_size == 16);
+  CHECK(mold::safetensors_dtype_size("BF16") == 2);
+  CHECK(mold::safetensors_dtype_size("F8_E4M3") == 0);
+}
+
+TEST_CASE("broken safetensors headers name the origin and the tensor",
+          "[safetensors]") {
+  struct Case {
+    std::string name, bytes;
+    const char* expected;
+  };
+  const std::string ok =
+      R"({"w":{"dtype":"F32","shape":[2],"data_offsets":[0,8]}})";
+  const Case cases[] = {
+      {"short", "abc", "truncated: 3 bytes"},
+      {"claims_more", raw_file(ok, std::string(8, '\0'), 4096),
+       "truncated, or not a safetensors file: the header says 4096"},
+      {"bad_json", raw_file("{\"w\": [", ""), "the JSON header is invalid"},
+      {"not_object", raw_file("[1]", ""), "the JSON header is not an object"},
+      {"metadata", raw_file(R"({"__metadata__":[1]})", ""),
+       "__metadata__ is not an object"},
+      {"no_offsets", raw_file(R"({"w":{"dtype":"F32","shape":[2]}})", ""),
+       "tensor 'w': needs dtype, shape and data_offsets"},
+      {"dtype",
+       raw_file(R"({"w":{"dtype":"Q4","shape":[2],"data_offsets":[0,8]}})",
+                std::string(8, '\0')),
+       "tensor 'w': unsupported dtype 'Q4'"},
+      {"out_of_range", raw_file(ok, std::string(4, '\0')),
+       "tensor 'w': data_offsets [0, 8] out of range"},
+      {"size",
+       raw_file(R"({"w":{"dtype":"F32","shape":[3],"data_offsets":[0,8]}})",
+                std::string(8, '\0')),
+       "8 bytes for shape [3] of F32: expected 12"},
+      {"overlap",
+       raw_file(
+           R"({"a":{"dtype":"F32","shape":[2],"data_offsets":[0,8]},"b":{"dtype":"F32","shape":[2],"data_offsets":[4,12]}})",
+           std::string(12, '\0')),
+       "overlaps"},
+      {"negative",
+       raw_file(R"({"w":{"dtype":"F32","shape":[-1],"data_offsets":[0,0]}})",
+                ""),
+       "tensor 'w': negative dimension in shape [-1]"},
+      {"fraction",
+       raw_file(R"({"w":{"dtype":"F32","shape":[8.5],"data_offsets":[0,32]}})",
+                std::string(32, '\0')),
+       "tensor 'w': shape [8.5] must be an array of whole numbers"},
+      {"wraps",
+       raw_file(
+           R"({"w":{"dtype":"F32","shape":[1099511627776,1099511627776],"data_offsets":[0,0]}})",
+           ""),
+       "is more than 9223372036854775807 bytes"},
+      {"wraps_to_zero",
+       raw_file(
+           R"({"w":{"dtype":"I8","shape":[4294967296,4294967296],"data_offsets":[0,0]}})",
+           ""),
+       "is more than 9223372036854775807 bytes"},
+      {"offsets",
+       raw_file(R"({"w":{"dtype":"F32","shape":[1],"data_offsets":[0,4.5]}})",
+                std::string(4, '\0')),
+       "tensor 'w': data_offsets must be [begin, end], two whole numbers"},
+      {"three_offsets",
+       raw_file(R"({"w":{"dtype":"F32","shape":[1],"data_offsets":[0,4,8]}})",
+                std::string(8, '\0')),
+       "tensor 'w': data_offsets must be [begin, end]"},
+      {"string_shape",
+       raw_file(R"({"w":{"dtype":"F32","shape":"[1]","data_offsets":[0,4]}})",
+                std::string(4, '\0')),
+       "tensor 'w': shape \"[1]\" must be an array of whole numbers"},
+      {"dtype_number",
+       raw_file(R"({"w":{"dtype":4,"shape":[1],"data_offsets":[0,4]}})",
+                std::string(4, '\0')),
+       "tensor 'w': dtype must be a string"},
+  };
+  for (const auto& c : cases) {
+    INFO(c.name);
+    CHECK_THROWS_AS(parse(c.bytes), SafetensorsError);
+    CHECK_THROWS_WITH(parse(c.bytes), Catch::Contains("x.safetensors: ") &&
+                                          Catch::Contains(c.expected));
+  }
+}
