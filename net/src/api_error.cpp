@@ -45,6 +45,7 @@ HttpResponse error_response(
   HttpResponse response;
   response.status = status_of(code);
   response.headers = std::move(headers);
+  response.error = std::string(code) + ": " + message;
   // Invalid UTF-8 in a message (a path, a client's value) must not make the
   // error itself fail: replace it.
   response.body =

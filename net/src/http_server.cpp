@@ -1,6 +1,9 @@
 #include "mold/net/http_server.hpp"
 
+#include <fcntl.h>
 #include <fmt/format.h>
+#include <sys/socket.h>
+#include <unistd.h>
 
 #include <atomic>
 #include <boost/asio/ip/tcp.hpp>
@@ -16,6 +19,7 @@
 #include <random>
 #include <set>
 #include <thread>
+#include <utility>
 #include <vector>
 
 #include "mold/net/api_error.hpp"
@@ -79,6 +83,15 @@ struct HttpServer::State : std::enable_shared_from_this<HttpServer::State> {
 
   void accept();
   void remove(const std::shared_ptr<Session>& session);
+
+  /// A descriptor held in reserve: when accept fails for want of
+  /// descriptors, it is given up to accept the waiting client, answer it 503
+  /// and close it, instead of leaving it hanging in the backlog.
+  int spare_fd = ::open("/dev/null", O_RDONLY | O_CLOEXEC);
+  ~State() {
+    if (spare_fd >= 0) ::close(spare_fd);
+  }
+  void refuse_without_descriptors();
 };
 
 /// One connection: reads a request, lets the handler answer through a
@@ -148,9 +161,12 @@ class Session : public std::enable_shared_from_this<Session> {
       self->streaming_ = true;
       self->log_.status = status;
       self->log_.stream = true;
+      // HTTP/1.0 has no chunked encoding: the stream ends with the
+      // connection instead.
+      if (self->http10_) self->keep_alive_ = false;
       std::string head = self->head(status, type, h);
+      if (!self->http10_) head += "Transfer-Encoding: chunked\r\n";
       head +=
-          "Transfer-Encoding: chunked\r\n"
           "Cache-Control: no-cache\r\n"
           "X-Accel-Buffering: no\r\n\r\n";
       self->enqueue(std::move(head));
@@ -162,7 +178,9 @@ class Session : public std::enable_shared_from_this<Session> {
                                         d = std::move(data)]() mutable {
       if (request != self->request_no_ || !self->streaming_ || self->closed_)
         return;
-      self->enqueue(fmt::format("{:x}\r\n", d.size()) + d + "\r\n");
+      self->enqueue(self->http10_
+                        ? std::move(d)
+                        : fmt::format("{:x}\r\n", d.size()) + d + "\r\n");
     });
   }
   void channel_end(std::uint64_t request) {
@@ -171,7 +189,8 @@ class Session : public std::enable_shared_from_this<Session> {
         return;
       self->streaming_ = false;
       self->response_done_ = true;
-      self->enqueue("0\r\n\r\n");
+      // HTTP/1.0: nothing marks the end but the close after it.
+      self->enqueue(self->http10_ ? std::string() : "0\r\n\r\n");
     });
   }
   bool is_open() const { return !closed_flag_->load(); }
@@ -323,6 +342,7 @@ class Session : public std::enable_shared_from_this<Session> {
     read_timer_.cancel();
     auto message = parser_->release();
     keep_alive_ = message.keep_alive();
+    http10_ = message.version() == 10;
     HttpRequest request;
     request.method = std::string(message.method_string());
     request.target = std::string(message.target());
@@ -352,6 +372,7 @@ class Session : public std::enable_shared_from_this<Session> {
       Session& session;
       ~Release() { session.release_body(); }
     } release{*this};
+    watch_peer();
     try {
       server_->handler(std::move(request), channel);
     } catch (const std::exception& e) {
@@ -386,6 +407,7 @@ class Session : public std::enable_shared_from_this<Session> {
     answered_ = true;
     response_done_ = true;
     log_.status = response.status;
+    if (log_.error.empty()) log_.error = std::move(response.error);
     std::string text =
         head(response.status, response.content_type, response.headers);
     text += fmt::format("Content-Length: {}\r\n\r\n", response.body.size());
@@ -430,8 +452,50 @@ class Session : public std::enable_shared_from_this<Session> {
     if (!response_done_) return;  // a stream waiting for its next event
     response_done_ = false;
     finish_log();
-    if (keep_alive_) return read_request();
-    linger_close();
+    // The next read waits for the watch on the client to end (one read at a
+    // time); nothing else is pending on the socket now, so cancel() ends it.
+    const Next next = keep_alive_ ? Next::read_request : Next::linger_close;
+    if (watching_) {
+      after_watch_ = next;
+      beast::error_code ignored;
+      stream_.socket().cancel(ignored);
+      return;
+    }
+    continue_with(next);
+  }
+
+  enum class Next { nothing, read_request, linger_close };
+  void continue_with(Next next) {
+    if (next == Next::read_request) return read_request();
+    if (next == Next::linger_close) linger_close();
+  }
+
+  /// While a request waits for its answer, the socket is read: a client that
+  /// closes its connection (or resets it) is gone, so that the channel says so
+  /// (ResponseChannel::open) and its job is dropped or stopped. Bytes that
+  /// arrive meanwhile (a pipelined request) are kept for the next read, up
+  /// to kMaxReadAhead.
+  static constexpr std::size_t kMaxReadAhead = 64 << 10;
+  void watch_peer() {
+    if (watching_ || closed_ || buffer_.size() >= kMaxReadAhead) return;
+    watching_ = true;
+    stream_.async_read_some(
+        buffer_.prepare(4096),
+        [self = shared_from_this()](beast::error_code ec, std::size_t n) {
+          self->watching_ = false;
+          const Next next = std::exchange(self->after_watch_, Next::nothing);
+          if (!ec) {
+            self->buffer_.commit(n);
+            if (next != Next::nothing) return self->continue_with(next);
+            return self->watch_peer();
+          }
+          if (ec == asio::error::operation_aborted)
+            return self->continue_with(next);
+          // End of stream or a reset while the answer was pending.
+          if (self->log_.error.empty())
+            self->log_.error = "client disconnected before its answer";
+          self->close();
+        });
   }
 
   void finish_log() {
@@ -528,6 +592,9 @@ class Session : public std::enable_shared_from_this<Session> {
   bool response_done_ = false;
   bool streaming_ = false;
   bool keep_alive_ = true;
+  bool http10_ = false;    ///< the request was HTTP/1.0: no chunked stream
+  bool watching_ = false;  ///< watch_peer()'s read is pending
+  Next after_watch_ = Next::nothing;  ///< what follows the watch's end
   bool head_only_ = false;
   bool closed_ = false;
   std::shared_ptr<std::atomic<bool>> closed_flag_ =
@@ -543,6 +610,30 @@ class Session : public std::enable_shared_from_this<Session> {
   RequestLogEntry log_;
   Clock::time_point started_{};
 };
+
+void HttpServer::State::refuse_without_descriptors() {
+  if (spare_fd < 0) return;
+  ::close(spare_fd);
+  spare_fd = -1;
+  const int client =
+      ::accept4(acceptor->native_handle(), nullptr, nullptr, SOCK_CLOEXEC);
+  if (client >= 0) {
+    const HttpResponse r = error_response(
+        codes::kTooManyConnections,
+        "the server has no file descriptors left for another connection; "
+        "retry shortly",
+        std::nullopt, {{"Retry-After", "1"}});
+    std::string text = fmt::format(
+        "HTTP/1.1 503 Service Unavailable\r\nContent-Type: "
+        "application/json\r\nRetry-After: 1\r\nConnection: "
+        "close\r\nContent-Length: {}\r\n\r\n{}",
+        r.body.size(), r.body);
+    // Best effort, never blocking: the client is closed either way.
+    (void)::send(client, text.data(), text.size(), MSG_NOSIGNAL | MSG_DONTWAIT);
+    ::close(client);
+  }
+  spare_fd = ::open("/dev/null", O_RDONLY | O_CLOEXEC);
+}
 
 void HttpServer::State::accept() {
   acceptor->async_accept(
@@ -565,6 +656,9 @@ void HttpServer::State::accept() {
             session->start();
         } else if (ec == asio::error::operation_aborted) {
           return;
+        } else if (ec == asio::error::no_descriptors ||
+                   ec == asio::error::no_buffer_space) {
+          self->refuse_without_descriptors();
         }
         // Errors such as "too many open files" pass: keep accepting, after
         // a pause so a persistent error does not spin.

@@ -162,6 +162,14 @@ void ServerMetrics::count_load(std::string_view component) {
   state_->loads.Add({{"component", std::string(component)}}).Increment();
 }
 
+void ServerMetrics::export_zeros(std::string_view backend) {
+  state_->ooms.Add({{"backend", std::string(backend)}});
+  for (const char* code : {"QUEUE_FULL", "INSUFFICIENT_MEMORY"})
+    state_->rejections.Add({{"code", code}});
+  for (const char* outcome : {"ok", "oom", "error", "rejected"})
+    state_->generations.Add({{"outcome", outcome}});
+}
+
 void ServerMetrics::set_queue(std::size_t depth, std::size_t capacity,
                               bool busy) {
   std::lock_guard<std::mutex> lock(state_->mutex);

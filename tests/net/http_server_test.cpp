@@ -57,6 +57,10 @@ struct TestServer {
   std::vector<RequestLogEntry> logs;
   std::mutex mutex;
   std::shared_ptr<Gate> gate = std::make_shared<Gate>();
+  /// The channel of the last /held request, which is never answered.
+  std::shared_ptr<std::shared_ptr<ResponseChannel>> held =
+      std::make_shared<std::shared_ptr<ResponseChannel>>();
+  std::shared_ptr<std::mutex> held_mutex = std::make_shared<std::mutex>();
   std::unique_ptr<HttpServer> server;
 
   explicit TestServer(ServerOptions options = {}) {
@@ -66,9 +70,14 @@ struct TestServer {
       logs.push_back(e);
     };
     server = std::make_unique<HttpServer>(
-        options,
-        [gate = gate](HttpRequest r, std::shared_ptr<ResponseChannel> c) {
+        options, [gate = gate, held = held, held_mutex = held_mutex](
+                     HttpRequest r, std::shared_ptr<ResponseChannel> c) {
           if (r.path == "/throw") throw std::runtime_error("planted");
+          if (r.path == "/held") {
+            std::lock_guard<std::mutex> lock(*held_mutex);
+            *held = c;
+            return;
+          }
           if (r.path == "/stream") {
             std::thread([c] {
               c->begin_stream(200, "text/event-stream", {});
@@ -274,6 +283,58 @@ TEST_CASE("a stream arrives event by event, from another thread",
   REQUIRE(events.size() == 6);
   CHECK(events[0].data == "0");
   CHECK(events[5].event == "complete");
+}
+
+TEST_CASE("an HTTP/1.0 client gets its stream close-delimited, not chunked",
+          "[net][server][stream]") {
+  TestServer s;
+  // raw_exchange reads until the server closes: the close ends the stream.
+  const std::string r = raw_exchange(
+      s.port(), "POST /stream HTTP/1.0\r\nContent-Length: 0\r\n\r\n", 5000);
+  CHECK(status_of_response(r) == 200);
+  CHECK_THAT(r, !Catch::Contains("Transfer-Encoding"));
+  CHECK_THAT(r, Catch::Contains("Connection: close"));
+  const std::string body = r.substr(r.find("\r\n\r\n") + 4);
+  SseParser parser;
+  std::vector<SseEvent> events;
+  parser.feed(body, [&](const SseEvent& e) { events.push_back(e); });
+  REQUIRE(events.size() == 6);
+  CHECK(events[0].data == "0");  // no chunk sizes between the events
+  CHECK(events[5].event == "complete");
+}
+
+TEST_CASE("a client that closes while its answer is pending is gone",
+          "[net][server]") {
+  TestServer s;
+  // The request is sent and the connection closed before any answer.
+  raw_exchange(s.port(), get("/held"), 50);
+  std::shared_ptr<ResponseChannel> channel;
+  wait_until(
+      [&] {
+        std::lock_guard<std::mutex> lock(*s.held_mutex);
+        channel = *s.held;
+        return channel && !channel->open();
+      },
+      "the held request's channel to say its client went away");
+  CHECK_FALSE(channel->open());
+  // An answer to it now goes nowhere, and the server goes on.
+  channel->send(HttpResponse());
+  CHECK(status_of_response(raw_exchange(s.port(), get("/echo"))) == 200);
+}
+
+TEST_CASE("a pipelined request read while the first waits is answered next",
+          "[net][server]") {
+  TestServer s;
+  const std::string first =
+      "GET /slow HTTP/1.1\r\nHost: t\r\n\r\n";  // answered once the gate opens
+  std::string answer;
+  std::thread client(
+      [&] { answer = raw_exchange(s.port(), first + get("/echo"), 10000); });
+  wait_until([&] { return s.gate->held() == 1; }, "the slow request to wait");
+  s.gate->release();
+  client.join();
+  CHECK(answer.find("slow") != std::string::npos);
+  CHECK(answer.find("\"path\":\"/echo\"") != std::string::npos);
 }
 
 TEST_CASE("a handler that throws is answered 500", "[net][server]") {

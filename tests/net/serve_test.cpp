@@ -315,6 +315,35 @@ TEST_CASE("mold serve: bad requests are refused naming what is wrong",
   }
   CHECK(client.request("GET", "/health").status == 200);
   CHECK(server.alive());
+  // A source image is refused by the size its header says, before it is
+  // decoded: this one claims 16384x16384 (its pixels would cost 768 MiB).
+  std::string header = "\x89PNG\r\n\x1a\n";
+  header += std::string("\0\0\0\x0dIHDR", 8);
+  header += std::string("\0\0\x40\0\0\0\x40\0\x08\x02\0\0\0", 13);
+  const Json huge = {{"model", "qwen-image-edit-2511"},
+                     {"prompt", "x"},
+                     {"images", {mold::net::base64_encode(header)}}};
+  const auto refused =
+      client.request("POST", "/api/generate", huge.dump(), "application/json");
+  CHECK(refused.status == 422);
+  CHECK_THAT(json_of(refused)["error"].get<std::string>(),
+             Catch::Contains("images[0]: a 16384x16384 image (268435456 "
+                             "pixels); a source image may have at most "
+                             "67108864"));
+  // The access log's line of a refused request says why.
+  CHECK_THAT(server.log(),
+             Catch::Contains("\"error\":\"VALIDATION_ERROR: width: should be"));
+}
+
+TEST_CASE("mold serve: connections are sized from the open-file limit",
+          "[net][serve]") {
+  // 300 descriptors: 128 are kept for the models, the plugins and the log.
+  ServerProcess server({"--tiny", "--max-connections", "1000"}, {},
+                       {"prlimit", "--nofile=300"});
+  CHECK_THAT(server.log(),
+             Catch::Contains("--max-connections 1000 lowered to 172: the "
+                             "open-file limit is 300"));
+  CHECK(client_for(server).request("GET", "/health").status == 200);
 }
 
 TEST_CASE("mold serve: an API key, required off loopback", "[net][serve]") {

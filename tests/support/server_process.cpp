@@ -34,11 +34,13 @@ std::string slurp(const std::string& path) {
 }  // namespace
 
 ServerProcess::ServerProcess(std::vector<std::string> args,
-                             std::map<std::string, std::string> env) {
+                             std::map<std::string, std::string> env,
+                             std::vector<std::string> wrapper) {
   auto full_env = isolated_env(dir_);
   for (const auto& [k, v] : env) full_env[k] = v;
   const std::string port_file = dir_.path() + "/port";
-  std::vector<std::string> argv_strings = {kMold, "serve"};
+  std::vector<std::string> argv_strings = wrapper;
+  argv_strings.insert(argv_strings.end(), {kMold, "serve"});
   argv_strings.insert(argv_strings.end(), args.begin(), args.end());
   argv_strings.insert(argv_strings.end(),
                       {"--port", "0", "--port-file", port_file});
@@ -59,8 +61,11 @@ ServerProcess::ServerProcess(std::vector<std::string> args,
                                    O_WRONLY | O_CREAT | O_TRUNC, 0644);
   posix_spawn_file_actions_addopen(&actions, 2, err.c_str(),
                                    O_WRONLY | O_CREAT | O_TRUNC, 0644);
-  const int rc =
-      posix_spawn(&pid_, kMold, &actions, nullptr, argv.data(), envp.data());
+  const int rc = wrapper.empty()
+                     ? posix_spawn(&pid_, kMold, &actions, nullptr, argv.data(),
+                                   envp.data())
+                     : posix_spawnp(&pid_, wrapper[0].c_str(), &actions,
+                                    nullptr, argv.data(), envp.data());
   posix_spawn_file_actions_destroy(&actions);
   if (rc != 0) throw std::runtime_error("cannot start mold serve");
   const auto deadline =

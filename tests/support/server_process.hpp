@@ -18,8 +18,11 @@ class ServerProcess {
   /// Starts `mold serve ARGS --port 0 --port-file ...` in isolated_env() of a
   /// home of its own plus `env`; waits until it listens (throws
   /// std::runtime_error with its stderr when it exits or takes > 60 s).
+  /// `wrapper`: a command mold runs under (e.g. {"prlimit", "--nofile=200"}),
+  /// found on PATH.
   explicit ServerProcess(std::vector<std::string> args,
-                         std::map<std::string, std::string> env = {});
+                         std::map<std::string, std::string> env = {},
+                         std::vector<std::string> wrapper = {});
   ~ServerProcess();  ///< stop()
   ServerProcess(const ServerProcess&) = delete;
   ServerProcess& operator=(const ServerProcess&) = delete;

@@ -8,9 +8,35 @@
 #include <fstream>
 #include <mold/base/error.hpp>
 #include <mold/base/file_io.hpp>
+#include <mold/runtime/png.hpp>
 #include <system_error>
 
 namespace mold::tools {
+
+void check_source_image_budget(const std::vector<NamedPng>& images) {
+  std::uint64_t total = 0;
+  for (const NamedPng& image : images) {
+    mold::PngSize size;
+    try {
+      size = mold::png_size(image.name, image.png);
+    } catch (const mold::Error&) {
+      continue;  // not a PNG: the decoder says so, naming it
+    }
+    const std::uint64_t pixels = std::uint64_t(size.width) * size.height;
+    if (pixels > kMaxSourceImagePixels)
+      throw mold::InvalidArgument(fmt::format(
+          "{}: a {}x{} image ({} pixels); a source image may have at most {} "
+          "pixels (8192x8192): scale it down first, the model works at about "
+          "a megapixel",
+          image.name, size.width, size.height, pixels, kMaxSourceImagePixels));
+    total += pixels;
+    if (total > kMaxSourcePixelsTotal)
+      throw mold::InvalidArgument(fmt::format(
+          "{}: the source images up to this one have {} pixels; a request's "
+          "together may have at most {}: send fewer or smaller images",
+          image.name, total, kMaxSourcePixelsTotal));
+  }
+}
 
 std::string read_image_file(const std::string& path, const char* flag) {
   try {

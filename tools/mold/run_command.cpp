@@ -150,6 +150,10 @@ int run_command(const std::vector<std::string>& args) {
   std::vector<std::string> images;
   for (const std::string& file : parsed.request.image_files)
     images.push_back(tools::read_image_file(file, "--image"));
+  std::vector<tools::NamedPng> named;
+  for (std::size_t i = 0; i < images.size(); ++i)
+    named.push_back({"--image " + parsed.request.image_files[i], images[i]});
+  tools::check_source_image_budget(named);
   if (auto remote = remote_target(parsed.request)) {
     remote->images_png = std::move(images);
     return run_remote(*remote);

@@ -5,6 +5,7 @@
 
 #include <fmt/format.h>
 #include <signal.h>
+#include <sys/resource.h>
 
 #include <boost/asio/ip/address.hpp>
 #include <chrono>
@@ -22,12 +23,12 @@
 #include <mutex>
 #include <nlohmann/json.hpp>
 
-#include "api_routes.hpp"
 #include "commands.hpp"
 #include "common/exit_codes.hpp"
 #include "common/host.hpp"
 #include "common/options.hpp"
-#include "generation_service.hpp"
+#include "server/api_routes.hpp"
+#include "server/generation_service.hpp"
 
 namespace po = boost::program_options;
 namespace tools = mold::tools;
@@ -166,6 +167,31 @@ std::string utc_now() {
   return fmt::format("{}.{:03d}Z", text, int(ms));
 }
 
+/// Raises the soft limit on open files to the hard one, and lowers
+/// `connections` to what fits under it with kReservedFiles left for the
+/// models' files, the plugins and the log; says so on stderr when it lowers
+/// it. Accepts beyond the limit are answered 503 by the server itself.
+constexpr std::size_t kReservedFiles = 128;
+std::size_t connections_within_file_limit(std::size_t connections) {
+  rlimit limit{};
+  if (getrlimit(RLIMIT_NOFILE, &limit) != 0) return connections;
+  if (limit.rlim_cur < limit.rlim_max) {
+    rlimit raised = limit;
+    raised.rlim_cur = limit.rlim_max;
+    if (setrlimit(RLIMIT_NOFILE, &raised) == 0) limit = raised;
+  }
+  if (limit.rlim_cur == RLIM_INFINITY) return connections;
+  const std::size_t files = std::size_t(limit.rlim_cur);
+  const std::size_t fit =
+      files > 2 * kReservedFiles ? files - kReservedFiles : files / 2;
+  if (connections <= fit) return connections;
+  std::cerr << fmt::format(
+      "mold serve: --max-connections {} lowered to {}: the open-file limit is "
+      "{} (ulimit -n; raise its hard limit for more)\n",
+      connections, fit, files);
+  return fit;
+}
+
 int serve(const ServeRequest& request) {
   // The signals are taken by this thread alone (sigwait), so every thread
   // started from here on has them blocked.
@@ -187,6 +213,8 @@ int serve(const ServeRequest& request) {
 
   std::mutex log_mutex;
   net::ServerOptions options = request.server;
+  options.max_connections =
+      connections_within_file_limit(options.max_connections);
   const bool quiet = request.quiet;
   options.log = [&](const net::RequestLogEntry& e) {
     metrics.observe_request(ApiRoutes::route_of(e.path),

@@ -385,6 +385,21 @@ PngImage read_png(const fs::path& path) {
       path.string(), [&](png_structp png) { png_init_io(png, file.get()); });
 }
 
+PngSize png_size(const std::string& name, std::string_view bytes) {
+  const auto* data = reinterpret_cast<const std::uint8_t*>(bytes.data());
+  if (bytes.size() < 8 || png_sig_cmp(const_cast<png_bytep>(data), 0, 8))
+    throw Error(not_png(name));
+  // The signature, then the IHDR chunk: length 13, "IHDR", width, height.
+  auto be32 = [&](std::size_t at) {
+    return std::uint32_t(data[at]) << 24 | std::uint32_t(data[at + 1]) << 16 |
+           std::uint32_t(data[at + 2]) << 8 | std::uint32_t(data[at + 3]);
+  };
+  if (bytes.size() < 24 || be32(8) != 13 || bytes.substr(12, 4) != "IHDR")
+    throw Error(
+        fmt::format("PNG {}: the header (IHDR) is missing or cut short", name));
+  return {be32(16), be32(20)};
+}
+
 PngImage decode_png(const std::string& name, std::string_view bytes) {
   const auto* data = reinterpret_cast<const std::uint8_t*>(bytes.data());
   if (bytes.size() < 8 || png_sig_cmp(const_cast<png_bytep>(data), 0, 8))

@@ -24,6 +24,7 @@ double PhaseScope::seconds() const {
 }
 
 void PhaseScope::step(int step, int steps) {
+  context_.check_cancelled();
   PhaseEvent event;
   event.image = start_.image;
   event.images = start_.images;
@@ -46,6 +47,16 @@ void RunContext::begin_image(int image, int images) {
   images_ = images;
   AllocationScopes::open(backend(),
                          {image_, "", "", ScopeKind::between_phases});
+}
+
+void RunContext::set_cancel(std::function<bool()> cancelled,
+                            std::string reason) {
+  cancelled_ = std::move(cancelled);
+  cancel_reason_ = std::move(reason);
+}
+
+void RunContext::check_cancelled() const {
+  if (cancelled_ && cancelled_()) throw Cancelled(cancel_reason_);
 }
 
 void RunContext::emit(const PhaseEvent& event) {
@@ -79,6 +90,7 @@ void RunContext::reuse_phase(const PlannedPhase& phase, std::string detail) {
 
 void RunContext::run_phase(const PlannedPhase& phase,
                            const std::function<void(PhaseScope&)>& body) {
+  check_cancelled();
   PhaseEvent event;
   event.image = image_;
   event.images = images_;

@@ -17,6 +17,11 @@ void Runner::add_observer(RunObserver* observer) {
   observers_.push_back(observer);
 }
 
+void Runner::set_cancel(std::function<bool()> cancelled, std::string reason) {
+  cancelled_ = std::move(cancelled);
+  cancel_reason_ = std::move(reason);
+}
+
 void Runner::remove_observer(RunObserver* observer) {
   observers_.erase(std::remove(observers_.begin(), observers_.end(), observer),
                    observers_.end());
@@ -29,6 +34,7 @@ std::vector<PlannedPhase> Runner::plan(const GenerateRequest& request) const {
 void Runner::run(const GenerateRequest& request, const ImageSink& sink) {
   const GenerateRequest resolved = pipeline_.resolve(request);
   RunContext context(cache_, registry_, observers_);
+  context.set_cancel(cancelled_, cancel_reason_);
   for (int i = 0; i < resolved.batch; ++i) {
     const auto started = std::chrono::steady_clock::now();
     context.begin_image(i, resolved.batch);

@@ -53,6 +53,13 @@ class InvalidArgument : public Error {
   using Error::Error;
 };
 
+/// A run stopped because whoever asked for it no longer wants it (a server's
+/// client went away): checked before each phase and between steps.
+class Cancelled : public Error {
+ public:
+  using Error::Error;
+};
+
 /// A plugin registered a key (backend, estimator, classifier, family, plugin
 /// name) that another plugin already holds.
 class DuplicateRegistration : public Error {

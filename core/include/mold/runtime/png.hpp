@@ -58,6 +58,16 @@ struct PngImage {
   std::map<std::string, std::string> text;
 };
 
+/// A PNG's size from its header (the IHDR chunk, which the format puts
+/// first), without decoding anything: to refuse an image by its size before
+/// it costs memory. Throws Error naming `name` for bytes that are not a PNG or
+/// whose header is cut short.
+struct PngSize {
+  std::uint32_t width = 0;
+  std::uint32_t height = 0;
+};
+PngSize png_size(const std::string& name, std::string_view bytes);
+
 /// Reads any PNG as 8-bit RGB: palettes expanded, gray made RGB, 16-bit
 /// reduced to 8, alpha dropped (not composited), interlacing undone. Throws
 /// InvalidArgument when `path` is not a regular file, Error naming the path

@@ -32,6 +32,9 @@ struct HttpResponse {
   std::string content_type = "application/json";
   std::vector<std::pair<std::string, std::string>> headers;
   std::string body;
+  /// For an error: "CODE: message", which the access log's `error` field
+  /// carries (error_response() sets it).
+  std::string error;
 };
 
 /// How a route answers: once with send(), or as a stream (server-sent

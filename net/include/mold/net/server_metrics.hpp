@@ -36,6 +36,13 @@ class ServerMetrics {
   void count_park(std::string_view component);
   void count_load(std::string_view component);
 
+  /// Exports the counters a dashboard alerts on at 0 before their first
+  /// event: mold_ooms_total for `backend`, mold_rejections_total for
+  /// QUEUE_FULL and INSUFFICIENT_MEMORY, mold_generations_total for every
+  /// outcome (a rate() over a series that appears only at its first event
+  /// misses that event).
+  void export_zeros(std::string_view backend);
+
   void set_queue(std::size_t depth, std::size_t capacity, bool busy);
   void set_models_loaded(std::size_t models);
   /// The device's memory now (the backend's counters), the host's RSS.

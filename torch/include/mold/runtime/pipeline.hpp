@@ -133,6 +133,12 @@ class RunContext {
   /// bytes with source "no estimator" when none is registered.
   Estimate estimate(const Workload& workload) const;
 
+  /// Asked before each phase and at each step: when it returns true the run
+  /// stops there with mold::Cancelled (whose message is `reason`).
+  void set_cancel(std::function<bool()> cancelled, std::string reason);
+  /// Throws Cancelled when the run's cancel function says so.
+  void check_cancelled() const;
+
   ModelCache& cache() { return cache_; }
   Backend& backend() { return cache_.backend(); }
   const Registry& registry() const { return registry_; }
@@ -144,6 +150,8 @@ class RunContext {
   std::vector<RunObserver*> observers_;
   int image_ = 0;
   int images_ = 1;
+  std::function<bool()> cancelled_;
+  std::string cancel_reason_;
 };
 
 }  // namespace mold

@@ -5,6 +5,7 @@
 #include <ATen/ATen.h>
 
 #include <functional>
+#include <string>
 #include <vector>
 
 #include "mold/runtime/pipeline.hpp"
@@ -30,6 +31,9 @@ class Runner {
   /// that what one image leaves is measured, not hidden, by the next.
   /// Throws the first failure (after observers saw its failed event).
   void run(const GenerateRequest& request, const ImageSink& sink);
+  /// The next runs stop before a phase or at a step when `cancelled` returns
+  /// true, with mold::Cancelled(`reason`); an empty function: never.
+  void set_cancel(std::function<bool()> cancelled, std::string reason = {});
   /// The phases each image will go through (resolved request).
   std::vector<PlannedPhase> plan(const GenerateRequest& request) const;
 
@@ -38,6 +42,8 @@ class Runner {
   ModelCache& cache_;
   const Registry& registry_;
   std::vector<RunObserver*> observers_;
+  std::function<bool()> cancelled_;
+  std::string cancel_reason_;
 };
 
 }  // namespace mold

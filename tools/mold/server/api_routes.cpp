@@ -26,21 +26,6 @@ using Json = nlohmann::json;
 
 namespace {
 
-struct Route {
-  const char* path;
-  const char* method;
-};
-constexpr std::array<Route, 8> kRoutes = {{
-    {"/health", "GET"},
-    {"/api/status", "GET"},
-    {"/api/memory", "GET"},
-    {"/api/models", "GET"},
-    {"/api/models/unload", "POST"},
-    {"/api/generate", "POST"},
-    {"/api/generate/stream", "POST"},
-    {"/metrics", "GET"},
-}};
-
 /// A request the routes refuse: its code and message.
 struct Refused {
   std::string_view code;
@@ -198,15 +183,28 @@ GenerationRequest parse_generation(const Json& body, std::size_t max_prompt) {
               fmt::format("should be an array of at most {} base64 PNG "
                           "strings (an edit's source images)",
                           kMaxSourceImages));
+    // Every image's size is checked from its header before any is decoded.
+    std::vector<std::string> pngs;
+    std::vector<mold::tools::NamedPng> named;
     for (std::size_t i = 0; i < it->size(); ++i) {
       const std::string field = fmt::format("images[{}]", i);
       const Json& item = (*it)[i];
       if (!item.is_string()) invalid(field, "should be a base64 PNG string");
-      const std::optional<std::string> png =
+      std::optional<std::string> png =
           net::base64_decode(item.get_ref<const std::string&>());
       if (!png) invalid(field, "is not padded standard base64");
+      pngs.push_back(std::move(*png));
+    }
+    for (std::size_t i = 0; i < pngs.size(); ++i)
+      named.push_back({fmt::format("images[{}]", i), pngs[i]});
+    try {
+      mold::tools::check_source_image_budget(named);
+    } catch (const mold::InvalidArgument& e) {
+      throw Refused{codes::kValidationError, e.what()};
+    }
+    for (const auto& [field, png] : named) {
       try {
-        g.images.push_back(mold::tools::decode_source_image(field, *png));
+        g.images.push_back(mold::tools::decode_source_image(field, png));
       } catch (const mold::Error& e) {
         invalid(field,
                 fmt::format("is not an image mold can read ({})", e.what()));
@@ -302,16 +300,49 @@ void ApiRoutes::beat() {
   }
 }
 
+const std::vector<ApiRoutes::Route>& ApiRoutes::routes() {
+  static const std::vector<Route> table = {
+      {"/health", "GET", &ApiRoutes::health, false},
+      {"/api/status", "GET", &ApiRoutes::status, true},
+      {"/api/memory", "GET", &ApiRoutes::memory, true},
+      {"/api/models", "GET", &ApiRoutes::models, true},
+      {"/api/models/unload", "POST", &ApiRoutes::unload, true},
+      {"/api/generate", "POST", &ApiRoutes::generate_png, true},
+      {"/api/generate/stream", "POST", &ApiRoutes::generate_stream, true},
+      {"/metrics", "GET", &ApiRoutes::metrics, true},
+  };
+  return table;
+}
+
 std::string ApiRoutes::route_of(const std::string& path) {
-  for (const auto& route : kRoutes)
+  for (const auto& route : routes())
     if (path == route.path) return route.path;
   return "other";
 }
 
-void ApiRoutes::handle(net::HttpRequest request,
-                       std::shared_ptr<net::ResponseChannel> channel) {
+bool ApiRoutes::authorized(const net::HttpRequest& request,
+                           const Channel& channel) const {
+  if (settings_.token.empty()) return true;
+  std::string given = request.header("X-Api-Key");
+  const std::string auth = request.header("Authorization");
+  // The scheme is case-insensitive (RFC 9110 section 11.1).
+  if (given.empty() && auth.size() > 7 &&
+      mold::ascii_lower(auth.substr(0, 7)) == "bearer ")
+    given = auth.substr(7);
+  if (same_secret(given, settings_.token)) return true;
+  channel->send(net::error_response(
+      codes::kUnauthorized,
+      given.empty() ? "this server needs an API key: send it as "
+                      "\"Authorization: Bearer KEY\" or \"X-Api-Key: "
+                      "KEY\" (mold run reads MOLD_API_KEY)"
+                    : "the API key is not this server's",
+      std::nullopt, {{"WWW-Authenticate", "Bearer"}}));
+  return false;
+}
+
+void ApiRoutes::handle(net::HttpRequest request, Channel channel) {
   const Route* route = nullptr;
-  for (const auto& r : kRoutes)
+  for (const auto& r : routes())
     if (request.path == r.path) route = &r;
   if (!route) {
     channel->send(net::error_response(
@@ -332,55 +363,59 @@ void ApiRoutes::handle(net::HttpRequest request,
         std::nullopt, {{"Allow", route->method}}));
     return;
   }
-  if (!settings_.token.empty() && request.path != "/health") {
-    std::string given = request.header("X-Api-Key");
-    const std::string auth = request.header("Authorization");
-    // The scheme is case-insensitive (RFC 9110 section 11.1).
-    if (given.empty() && auth.size() > 7 &&
-        mold::ascii_lower(auth.substr(0, 7)) == "bearer ")
-      given = auth.substr(7);
-    if (!same_secret(given, settings_.token)) {
-      channel->send(net::error_response(
-          codes::kUnauthorized,
-          given.empty() ? "this server needs an API key: send it as "
-                          "\"Authorization: Bearer KEY\" or \"X-Api-Key: "
-                          "KEY\" (mold run reads MOLD_API_KEY)"
-                        : "the API key is not this server's",
-          std::nullopt, {{"WWW-Authenticate", "Bearer"}}));
-      return;
-    }
-  }
+  if (route->needs_key && !authorized(request, channel)) return;
   try {
-    const std::string& path = request.path;
-    if (path == "/health") {
-      const bool draining = draining_;
-      channel->send(json_response(
-          {{"status", draining ? "draining" : "ok"}, {"version", MOLD_VERSION}},
-          draining ? 503 : 200));
-    } else if (path == "/api/status") {
-      channel->send(json_response(service_.status()));
-    } else if (path == "/api/memory") {
-      channel->send(json_response(service_.memory()));
-    } else if (path == "/api/models") {
-      channel->send(json_response(service_.models()));
-    } else if (path == "/metrics") {
-      service_.refresh_metrics();
-      net::HttpResponse r;
-      r.content_type = net::ServerMetrics::kContentType;
-      r.body = metrics_.serialize();
-      channel->send(std::move(r));
-    } else if (path == "/api/models/unload") {
-      unload(request, channel);
-    } else {
-      generate(request, channel, path == "/api/generate/stream");
-    }
+    (this->*route->handler)(request, channel);
   } catch (const Refused& refused) {
     channel->send(net::error_response(refused.code, refused.message));
+  } catch (...) {
+    mold::tools::FailureContext context;
+    context.backend = service_.backend_name();
+    context.device = service_.device_name();
+    ApiFailure failure = current_failure(context);
+    if (failure.code == codes::kInferenceError)
+      failure.code = std::string(codes::kInternalError);  // not a generation
+    channel->send(failure_response(failure));
   }
 }
 
-void ApiRoutes::unload(const net::HttpRequest& request,
-                       std::shared_ptr<net::ResponseChannel> channel) {
+void ApiRoutes::health(const net::HttpRequest&, Channel channel) {
+  const bool draining = draining_;
+  channel->send(json_response(
+      {{"status", draining ? "draining" : "ok"}, {"version", MOLD_VERSION}},
+      draining ? 503 : 200));
+}
+
+void ApiRoutes::status(const net::HttpRequest&, Channel channel) {
+  channel->send(json_response(service_.status()));
+}
+
+void ApiRoutes::memory(const net::HttpRequest&, Channel channel) {
+  channel->send(json_response(service_.memory()));
+}
+
+void ApiRoutes::models(const net::HttpRequest&, Channel channel) {
+  channel->send(json_response(service_.models()));
+}
+
+void ApiRoutes::metrics(const net::HttpRequest&, Channel channel) {
+  service_.refresh_metrics();
+  net::HttpResponse r;
+  r.content_type = net::ServerMetrics::kContentType;
+  r.body = metrics_.serialize();
+  channel->send(std::move(r));
+}
+
+void ApiRoutes::generate_png(const net::HttpRequest& request, Channel channel) {
+  generate(request, std::move(channel), false);
+}
+
+void ApiRoutes::generate_stream(const net::HttpRequest& request,
+                                Channel channel) {
+  generate(request, std::move(channel), true);
+}
+
+void ApiRoutes::unload(const net::HttpRequest& request, Channel channel) {
   const Json body = parse_body(request, true);
   if (!body.is_object())
     throw Refused{codes::kValidationError, "the body should be a JSON object"};
@@ -398,12 +433,12 @@ void ApiRoutes::unload(const net::HttpRequest& request,
   });
 }
 
-void ApiRoutes::generate(const net::HttpRequest& request,
-                         std::shared_ptr<net::ResponseChannel> channel,
+void ApiRoutes::generate(const net::HttpRequest& request, Channel channel,
                          bool stream) {
-  if (draining_)
-    throw Refused{codes::kShuttingDown,
-                  "the server is shutting down; retry on another server"};
+  if (draining_) {
+    channel->send(failure_response(shutting_down()));
+    return;
+  }
   GenerationRequest parsed =
       parse_generation(parse_body(request, false), settings_.max_prompt_bytes);
   const std::string host = request.header("Host");

@@ -1,6 +1,8 @@
 #pragma once
-// mold serve's routes (docs/http-api.md): authentication, request parsing and
-// validation, and the answers; the device work is GenerationService's.
+// mold serve's routes (docs/http-api.md): one table of path, method and
+// handler; authentication, request parsing and validation, and the answers.
+// Every failure of a handler is answered through one map (api_failure.hpp);
+// the device work is GenerationService's.
 
 #include <atomic>
 #include <chrono>
@@ -46,11 +48,29 @@ class ApiRoutes {
   void set_draining() { draining_ = true; }
 
  private:
-  void generate(const mold::net::HttpRequest& request,
-                std::shared_ptr<mold::net::ResponseChannel> channel,
+  using Channel = std::shared_ptr<mold::net::ResponseChannel>;
+  /// A route: its path, its method (GET also answers HEAD), its handler, and
+  /// whether it needs the API key.
+  struct Route {
+    const char* path;
+    const char* method;
+    void (ApiRoutes::*handler)(const mold::net::HttpRequest&, Channel);
+    bool needs_key;
+  };
+  static const std::vector<Route>& routes();
+
+  void health(const mold::net::HttpRequest& request, Channel channel);
+  void status(const mold::net::HttpRequest& request, Channel channel);
+  void memory(const mold::net::HttpRequest& request, Channel channel);
+  void models(const mold::net::HttpRequest& request, Channel channel);
+  void metrics(const mold::net::HttpRequest& request, Channel channel);
+  void unload(const mold::net::HttpRequest& request, Channel channel);
+  void generate_png(const mold::net::HttpRequest& request, Channel channel);
+  void generate_stream(const mold::net::HttpRequest& request, Channel channel);
+  void generate(const mold::net::HttpRequest& request, Channel channel,
                 bool stream);
-  void unload(const mold::net::HttpRequest& request,
-              std::shared_ptr<mold::net::ResponseChannel> channel);
+  bool authorized(const mold::net::HttpRequest& request,
+                  const Channel& channel) const;
 
   GenerationService& service_;
   mold::net::ServerMetrics& metrics_;

@@ -1,9 +1,9 @@
 #pragma once
-// mold serve's device side: the models it holds (each pipeline with its model
-// cache, resident between requests), one device job at a time from a bounded
-// queue, admission by memory before a job runs, and what /api/status,
-// /api/memory and /api/models report. The HTTP side (api_routes.cpp) only
-// submits jobs and reads snapshots.
+// mold serve's device side, composed of its concepts: the queue (job_queue),
+// the models it holds (model_pool), admission by memory before a job runs
+// (admission), the one exception map (api_failure) and the JSON views
+// (server_views). It runs each job: resolve, admit, run, answer. The HTTP side
+// (api_routes) only submits jobs and reads snapshots.
 
 #include <chrono>
 #include <cstdint>
@@ -17,32 +17,17 @@
 #include <utility>
 #include <vector>
 
+#include "api_failure.hpp"
 #include "common/host.hpp"
+#include "model_pool.hpp"
 
 namespace mold_cli {
-
-/// What the server builds its pipelines with.
-struct ServeModels {
-  bool tiny = false;  ///< every model at the tiny architecture, seeded
-  std::vector<std::string> model_dirs;
-  std::string dtype;  ///< "": float32 for tiny, else bfloat16
-  std::string backend = "cpu";
-};
 
 /// One image to make.
 struct GenerationRequest {
   std::string model_spec;          ///< "z-image-turbo[:variant]"
   bool tiny = false;               ///< this request at the tiny architecture
   mold::GenerateRequest generate;  ///< batch 1; seed set
-};
-
-/// An answer that is not an image: an API error code, its message, and for
-/// an out-of-memory error the report (net/oom_json.hpp).
-struct ApiFailure {
-  std::string code;
-  std::string message;
-  std::optional<nlohmann::json> oom;
-  std::vector<std::pair<std::string, std::string>> headers;
 };
 
 struct GeneratedPng {

@@ -1,0 +1,381 @@
+#include "generation_service.hpp"
+
+#include <fmt/format.h>
+
+#include <mold/base/error.hpp>
+#include <mold/cache/cache.hpp>
+#include <mold/device/backend.hpp>
+#include <mold/net/api_error.hpp>
+#include <mold/plugin/registry.hpp>
+#include <mold/runtime/event_json.hpp>
+#include <mold/runtime/runner.hpp>
+#include <mutex>
+#include <thread>
+
+#include "admission.hpp"
+#include "common/family_lookup.hpp"
+#include "image_output.hpp"
+#include "job_queue.hpp"
+#include "server_views.hpp"
+
+namespace mold_cli {
+
+namespace tools = mold::tools;
+namespace codes = mold::net::codes;
+using Json = nlohmann::json;
+using Clock = std::chrono::steady_clock;
+
+namespace {
+
+struct QueuedJob {
+  GenerationRequest request;
+  std::string request_id;
+  std::string client_host;
+  JobCallbacks callbacks;
+  tools::FoundModel found;
+};
+
+}  // namespace
+
+struct GenerationService::State {
+  const tools::Host& host;
+  mold::net::ServerMetrics& metrics;
+  std::shared_ptr<mold::Backend> backend;
+  ServerDevice where;
+  Clock::time_point started = Clock::now();
+  JobQueue queue;
+  ModelPool pool;  // worker only, but for its snapshot
+
+  mutable std::mutex mutex;  // guards current and last_request
+  CurrentJob current;
+  Json last_request;  // null before the first
+
+  std::thread worker;
+
+  State(const tools::Host& h, ServeModels models, std::size_t capacity,
+        mold::net::ServerMetrics& m, std::shared_ptr<mold::Backend> b)
+      : host(h),
+        metrics(m),
+        backend(std::move(b)),
+        where{backend->name(), backend->device_name()},
+        queue(capacity,
+              [&m](const QueueSnapshot& q) {
+                m.set_queue(q.depth, q.capacity, q.busy);
+              }),
+        pool(h, std::move(models), backend, m) {}
+
+  void run_job(QueuedJob& job);
+};
+
+namespace {
+
+/// One job's view of the run: forwards events to the client, counts parks,
+/// loads and phase durations, and records the phases for /api/memory.
+class JobObserver final : public mold::RunObserver {
+ public:
+  JobObserver(GenerationService::State& state, ModelEntry& entry,
+              const QueuedJob& job, Json& record)
+      : state_(state), entry_(entry), job_(job), record_(record) {}
+
+  void on_phase(const mold::PhaseEvent& e) override {
+    if (e.stage == mold::PhaseStage::start) {
+      std::lock_guard<std::mutex> lock(state_.mutex);
+      state_.current.phase = e.phase;
+    }
+    if (e.stage == mold::PhaseStage::start)
+      for (const auto& parked : e.parked) state_.metrics.count_park(parked);
+    if (e.stage == mold::PhaseStage::done ||
+        e.stage == mold::PhaseStage::failed) {
+      state_.metrics.observe_phase(e.phase, mold::to_string(e.stage),
+                                   e.seconds);
+      count_loads(e.residency);
+      const mold::Bytes working =
+          e.after.peak_allocated > e.before.allocated
+              ? e.after.peak_allocated - e.before.allocated
+              : 0;
+      record_["phases"].push_back(
+          {{"phase", e.phase},
+           {"component", e.component},
+           {"status", std::string(mold::to_string(e.stage))},
+           {"seconds", e.seconds},
+           {"estimate_bytes", e.estimate.bytes},
+           {"working_peak_bytes", working},
+           {"before", Json::parse(mold::memory_stats_json(e.before))},
+           {"after", Json::parse(mold::memory_stats_json(e.after))},
+           {"parked", e.parked},
+           {"residency", residency_json(e.residency)}});
+    }
+    if (e.stage == mold::PhaseStage::reused)  // nothing ran: no peak
+      record_["phases"].push_back(
+          {{"phase", e.phase},
+           {"component", e.component},
+           {"status", std::string(mold::to_string(e.stage))},
+           {"seconds", 0},
+           {"estimate_bytes", 0},
+           {"working_peak_bytes", 0},
+           {"before", Json::parse(mold::memory_stats_json(e.before))},
+           {"after", Json::parse(mold::memory_stats_json(e.after))},
+           {"parked", e.parked},
+           {"residency", residency_json(e.residency)},
+           {"detail", e.detail}});
+    if (job_.callbacks.on_phase) job_.callbacks.on_phase(e);
+  }
+
+  void on_image(const mold::ImageRecord& image) override {
+    record_["after_cleanup"] =
+        Json::parse(mold::memory_stats_json(image.after_cleanup));
+    record_["residency"] = residency_json(image.residency);
+    record_["seconds"] = image.seconds;
+  }
+
+ private:
+  void count_loads(const std::vector<mold::CacheEntryState>& residency) {
+    for (const auto& entry : residency) {
+      std::uint64_t& seen = entry_.loads_counted[entry.name];
+      for (; seen < entry.loads; ++seen) state_.metrics.count_load(entry.name);
+    }
+  }
+
+  GenerationService::State& state_;
+  ModelEntry& entry_;
+  const QueuedJob& job_;
+  Json& record_;
+};
+
+}  // namespace
+
+void GenerationService::State::run_job(QueuedJob& job) {
+  const auto started_at = Clock::now();
+  Json record = {{"request_id", job.request_id},
+                 {"model", job.request.model_spec},
+                 {"seed", job.request.generate.seed},
+                 {"phases", Json::array()}};
+  auto finish = [&](std::optional<GeneratedPng> png,
+                    std::optional<ApiFailure> failure) {
+    const double seconds =
+        std::chrono::duration<double>(Clock::now() - started_at).count();
+    record["status"] = failure ? failure->code : "ok";
+    if (failure) record["error"] = failure->message;
+    const bool rejected =
+        failure && failure->code == codes::kInsufficientMemory;
+    if (rejected) metrics.count_rejection(failure->code);
+    {
+      std::lock_guard<std::mutex> lock(mutex);
+      current = {};
+      if (!record["phases"].empty() || !failure) last_request = record;
+    }
+    // Idle before the client hears the answer: its next request is not told
+    // it waits behind this one.
+    queue.job_done(!failure   ? JobQueue::Outcome::served
+                   : rejected ? JobQueue::Outcome::rejected
+                              : JobQueue::Outcome::failed,
+                   seconds);
+    metrics.count_generation(!failure ? "ok"
+                             : failure->oom && failure->oom->contains("label")
+                                 ? "oom"
+                             : rejected ? "rejected"
+                                        : "error");
+    if (failure && failure->oom && failure->oom->contains("label"))
+      metrics.count_oom(where.backend);
+    if (job.callbacks.on_done)
+      job.callbacks.on_done(std::move(png), std::move(failure));
+  };
+  if (job.callbacks.wanted && !job.callbacks.wanted())
+    return finish(std::nullopt,
+                  api_failure(codes::kBadRequest,
+                              "the client went away before its job started"));
+  tools::FailureContext context;
+  context.registry = host.registry.get();
+  context.backend = where.backend;
+  context.device = where.device;
+  context.origin.kind = mold::Origin::Kind::remote;
+  context.origin.host = job.client_host;
+
+  ModelEntry* entry = nullptr;
+  mold::GenerateRequest resolved;
+  try {
+    entry = &pool.entry_for(job.found, job.request.tiny);
+    pool.park_others(*entry);
+    resolved = entry->pipeline->resolve(job.request.generate);
+    resolved.batch = 1;
+    if (auto refused = admit(*entry, resolved, host, where)) {
+      pool.publish();
+      return finish(std::nullopt, std::move(refused));
+    }
+  } catch (...) {
+    return finish(std::nullopt, current_failure(context));
+  }
+  {
+    std::lock_guard<std::mutex> lock(mutex);
+    current = {job.request_id, entry->key, ""};
+  }
+  if (job.callbacks.on_start) job.callbacks.on_start();
+
+  JobObserver observer(*this, *entry, job, record);
+  entry->runner->add_observer(&observer);
+  // A client that goes away stops its job before the next phase or step.
+  if (job.callbacks.wanted)
+    entry->runner->set_cancel([&job] { return !job.callbacks.wanted(); },
+                              "the client went away; its job was stopped");
+  struct Detach {
+    mold::Runner& runner;
+    mold::RunObserver* observer;
+    ~Detach() {
+      runner.remove_observer(observer);
+      runner.set_cancel(nullptr);
+    }
+  } detach{*entry->runner, &observer};
+  std::optional<GeneratedPng> png;
+  std::optional<ApiFailure> error;
+  try {
+    entry->runner->run(resolved, [&](mold::ImageRecord& image_record,
+                                     const mold::GeneratedImage& image) {
+      GeneratedPng out;
+      out.png = encode_image(
+          image.rgb, png_text(*entry->pipeline, resolved, image_record.seed));
+      out.seed = image_record.seed;
+      out.width = resolved.width;
+      out.height = resolved.height;
+      out.steps = resolved.steps;
+      out.model = entry->pipeline->model();
+      out.variant = entry->pipeline->variant();
+      out.weights = entry->pipeline->describe_weights();
+      out.seeded_weights = entry->pipeline->seeded_weights();
+      png = std::move(out);
+    });
+    png->seconds =
+        std::chrono::duration<double>(Clock::now() - started_at).count();
+  } catch (...) {
+    error = current_failure(context);
+  }
+  pool.publish();
+  finish(std::move(png), std::move(error));
+}
+
+GenerationService::GenerationService(const tools::Host& host,
+                                     ServeModels models,
+                                     std::size_t queue_capacity,
+                                     mold::net::ServerMetrics& metrics)
+    : state_([&] {
+        // The backend first: `models` moves into the state.
+        auto backend = host.registry->create_backend(models.backend);
+        return std::make_unique<State>(host, std::move(models), queue_capacity,
+                                       metrics, std::move(backend));
+      }()) {
+  State& s = *state_;
+  s.metrics.export_zeros(s.where.backend);
+  s.worker = std::thread([&s] {
+    s.queue.run_worker();
+    s.pool.clear();  // the models go with the worker: their tensors were
+                     // made on it
+  });
+}
+
+GenerationService::~GenerationService() { stop(); }
+
+const std::string& GenerationService::backend_name() const {
+  return state_->where.backend;
+}
+const std::string& GenerationService::device_name() const {
+  return state_->where.device;
+}
+
+std::optional<ApiFailure> GenerationService::submit(GenerationRequest request,
+                                                    std::string request_id,
+                                                    std::string client_host,
+                                                    JobCallbacks callbacks) {
+  State& s = *state_;
+  auto job = std::make_shared<QueuedJob>();
+  try {
+    job->found = tools::find_model(*s.host.registry, request.model_spec);
+  } catch (const mold::Error& e) {
+    return api_failure(codes::kModelNotFound, e.what());
+  }
+  if (!job->found.family->make_pipeline)
+    return api_failure(
+        codes::kModelNotFound,
+        fmt::format("model {}: the {} plugin on this server cannot run it (it "
+                    "has no pipeline)",
+                    job->found.model->name, job->found.family->name));
+  job->request = std::move(request);
+  job->request_id = std::move(request_id);
+  job->client_host = std::move(client_host);
+  job->callbacks = std::move(callbacks);
+  JobQueue::Job queued;
+  queued.on_queued = job->callbacks.on_queued;
+  queued.run = [&s, job] { s.run_job(*job); };
+  queued.refuse = [job](ApiFailure failure) {
+    if (job->callbacks.on_done)
+      job->callbacks.on_done(std::nullopt, std::move(failure));
+  };
+  auto refused = s.queue.submit(std::move(queued));
+  if (refused && refused->code == codes::kQueueFull)
+    s.metrics.count_rejection(codes::kQueueFull);
+  return refused;
+}
+
+void GenerationService::unload(
+    const std::string& model_spec,
+    std::function<void(std::optional<Json>, std::optional<ApiFailure>)> done) {
+  State& s = *state_;
+  const bool queued = s.queue.control([&s, model_spec, done] {
+    std::string model;
+    if (!model_spec.empty()) {
+      try {
+        model = tools::find_model(*s.host.registry, model_spec).model->name;
+      } catch (const mold::Error& e) {
+        done(std::nullopt, api_failure(codes::kModelNotFound, e.what()));
+        return;
+      }
+    }
+    done(s.pool.unload(model), std::nullopt);
+  });
+  if (!queued) done(std::nullopt, shutting_down());
+}
+
+Json GenerationService::status() const {
+  const State& s = *state_;
+  const mold::MemoryStats memory = s.backend->stats();
+  CurrentJob current;
+  {
+    std::lock_guard<std::mutex> lock(s.mutex);
+    current = s.current;
+  }
+  return status_view(
+      s.where, std::chrono::duration<double>(Clock::now() - s.started).count(),
+      memory, s.pool.snapshot(), s.queue.snapshot(), current);
+}
+
+Json GenerationService::memory() const {
+  const State& s = *state_;
+  const mold::MemoryStats now = s.backend->stats();
+  Json last;
+  {
+    std::lock_guard<std::mutex> lock(s.mutex);
+    last = s.last_request;
+  }
+  return memory_view(s.where, now, s.queue.snapshot().busy, last);
+}
+
+Json GenerationService::models() const {
+  return models_view(*state_->host.registry, state_->pool.snapshot());
+}
+
+void GenerationService::refresh_metrics() const {
+  const State& s = *state_;
+  s.metrics.set_memory(s.where.backend, s.backend->stats());
+  const QueueSnapshot q = s.queue.snapshot();
+  s.metrics.set_queue(q.depth, q.capacity, q.busy);
+}
+
+bool GenerationService::drain(std::chrono::milliseconds grace) {
+  return state_->queue.drain(grace);
+}
+
+void GenerationService::stop() {
+  State& s = *state_;
+  s.queue.stop();
+  if (s.worker.joinable()) s.worker.join();
+}
+
+}  // namespace mold_cli
