@@ -4,6 +4,7 @@
 
 #include <mold/base/error.hpp>
 #include <mold/base/text.hpp>
+#include <mold/catalog/arch_config.hpp>
 #include <mold/model/decoder_layer.hpp>
 #include <utility>
 
@@ -194,20 +195,10 @@ at::Tensor Qwen25VLTextEncoder::encode(const at::Tensor& input_ids,
 
 std::unique_ptr<Qwen25VLTextEncoder> make_qwen25vl_text_encoder(
     const mold::ArchSpec& arch, bool with_vision) {
-  if (arch.name == "default")
-    return std::make_unique<Qwen25VLTextEncoder>(
-        Qwen25VLConfig::default_config(), arch.describe(), with_vision);
-  if (arch.name == "tiny")
-    return std::make_unique<Qwen25VLTextEncoder>(Qwen25VLConfig::tiny_config(),
-                                                 arch.describe(), with_vision);
-  if (arch.name == "config")
-    return std::make_unique<Qwen25VLTextEncoder>(
-        Qwen25VLConfig::from_json(JsonConfig::read(arch.config)),
-        arch.describe(), with_vision);
-  throw InvalidArgument(fmt::format(
-      "the qwen_image text encoder has architectures 'default', 'tiny' and "
-      "'config' (a transformers config.json), not '{}'",
-      arch.name));
+  return std::make_unique<Qwen25VLTextEncoder>(
+      mold::config_for_arch<Qwen25VLConfig>(arch,
+                                            "the qwen_image text encoder"),
+      arch.describe(), with_vision);
 }
 
 std::unique_ptr<mold::TextEncoder> make_qwen25vl_text_encoder(

@@ -1,6 +1,5 @@
 #include "qwen_image_pipeline.hpp"
 
-#include <ATen/CPUGeneratorImpl.h>
 #include <fmt/format.h>
 
 #include <algorithm>
@@ -8,17 +7,15 @@
 #include <mold/base/error.hpp>
 #include <mold/catalog/components.hpp>
 #include <mold/config/json_config.hpp>
-#include <mold/device/cpu_backend.hpp>
 #include <mold/estimate/workload.hpp>
 #include <mold/model/denoiser.hpp>
 #include <mold/model/scheduler.hpp>
 #include <mold/model/tokenizer.hpp>
 #include <mold/model/vae.hpp>
 #include <mold/plan/family_limits.hpp>
+#include <mold/runtime/diffusion_pipeline.hpp>
 #include <mold/runtime/encoding_memo.hpp>
 #include <mold/runtime/module_component.hpp>
-#include <mold/runtime/vae_runner.hpp>
-#include <mold/tensor/compute_threads.hpp>
 
 #include "edit_images.hpp"
 #include "qwen25vl_text_encoder.hpp"
@@ -58,14 +55,6 @@ constexpr const char* kEditTemplate =
     "<|im_start|>user\n{}<|im_end|>\n<|im_start|>assistant\n";
 constexpr int kEditDropped = 64;
 
-at::ScalarType parse_dtype(const std::string& dtype) {
-  if (dtype == "float32") return at::kFloat;
-  if (dtype == "float16") return at::kHalf;
-  if (dtype == "bfloat16") return at::kBFloat16;
-  throw mold::InvalidArgument(fmt::format(
-      "--dtype {}: Qwen-Image runs in float32, float16 or bfloat16", dtype));
-}
-
 /// The built-in VAE a vae/config.json describes: base_dim 96 (the published
 /// one) or 8 (tiny).
 std::string vae_arch(const fs::path& vae_dir) {
@@ -101,15 +90,13 @@ at::Tensor unpack(const at::Tensor& tokens, int64_t height, int64_t width) {
       .reshape({tokens.size(0), c, height, width});
 }
 
-class QwenImagePipeline final : public mold::Pipeline {
+class QwenImagePipeline final : public mold::DiffusionPipeline {
  public:
   QwenImagePipeline(const PipelineFactories& factories,
                     const mold::PipelineOptions& options)
-      : options_(options),
-        dtype_(parse_dtype(options.dtype)),
+      : DiffusionPipeline(kFamily, "Qwen-Image", options),
         edit_(is_edit_model(options.model)) {
-    const bool seeded = !options.model_dir.has_value();
-    arch_ = seeded ? options.arch.name : "default";
+    const bool seeded = this->seeded();
     areas_ = arch_ == "tiny" ? EditAreas::tiny() : EditAreas::published();
     if (seeded) {
       tokenizer_ =
@@ -123,30 +110,11 @@ class QwenImagePipeline final : public mold::Pipeline {
           mold::JsonConfig::read(dir / "scheduler" / "scheduler_config.json"));
     }
     if (seeded) scheduler_ = published_scheduler();
-    auto warn = [](const std::string& message) {
-      fmt::print(stderr, "warning: {}\n", message);
-    };
-    auto source = [&](const char* component, std::uint64_t offset) {
-      mold::WeightSource s;
-      if (seeded)
-        s.seed = options.weights_seed + offset;
-      else
-        s.checkpoint = *options.model_dir / component;
-      return s;
-    };
     // The q4 and q8 variants quantize the transformer only (the published
     // GGUF files do): seeded weights as ggml's Q4_0 / Q8_0 blocks; a model
     // directory's transformer/ holds its GGUF file.
-    mold::WeightSource transformer_source = source(kTransformer, 2);
-    if (seeded && options.variant == "q4")
-      transformer_source.quantize = mold::GgmlType::q4_0;
-    if (seeded && options.variant == "q8")
-      transformer_source.quantize = mold::GgmlType::q8_0;
-    auto arch_of = [&](const char* component) {
-      return seeded ? options.arch
-                    : mold::ArchSpec::from_config(*options.model_dir /
-                                                  component / "config.json");
-    };
+    mold::WeightSource transformer_source = weight_source(kTransformer, 2);
+    transformer_source.quantize = seeded_quantization();
     std::unique_ptr<Qwen25VLTextEncoder> text_encoder =
         make_qwen25vl_text_encoder(arch_of(kTextEncoder), edit_);
     std::unique_ptr<mold::Denoiser> transformer =
@@ -167,29 +135,9 @@ class QwenImagePipeline final : public mold::Pipeline {
     estimators_ = factories.estimators;
     std::unique_ptr<mold::Vae> vae = declare_qwen_image_vae(
         seeded ? options.arch.name : vae_arch(*options.model_dir / kVae));
-    text_encoder_ = std::make_shared<mold::ModuleComponent>(
-        kTextEncoder, std::move(text_encoder), source(kTextEncoder, 1), dtype_,
-        warn);
-    transformer_ = std::make_shared<mold::ModuleComponent>(
-        kTransformer, std::move(transformer), std::move(transformer_source),
-        dtype_, warn);
-    vae_ = std::make_shared<mold::ModuleComponent>(
-        kVae, std::move(vae), source(kVae, 3), dtype_, warn);
-  }
-
-  std::string family() const override { return kFamily; }
-  std::string model() const override { return options_.model; }
-  std::string variant() const override { return options_.variant; }
-  bool seeded_weights() const override { return !options_.model_dir; }
-  std::string describe_weights() const override {
-    return options_.model_dir
-               ? options_.model_dir->string()
-               : fmt::format("seeded weights ({} architecture, seed {})", arch_,
-                             options_.weights_seed);
-  }
-  std::vector<std::shared_ptr<mold::CachedComponent>> components()
-      const override {
-    return {text_encoder_, transformer_, vae_};
+    declare_components(std::move(text_encoder), weight_source(kTextEncoder, 1),
+                       std::move(transformer), std::move(transformer_source),
+                       std::move(vae), weight_source(kVae, 3));
   }
 
   mold::GenerateRequest resolve(
@@ -298,10 +246,8 @@ class QwenImagePipeline final : public mold::Pipeline {
     // encodes, from a CPU torch.Generator).
     const int64_t lh = 2 * (r.height / kSizeMultiple);
     const int64_t lw = 2 * (r.width / kSizeMultiple);
-    at::Generator generator = at::detail::createCPUGenerator(seed);
     at::Tensor latents =
-        at::randn({1, kLatentChannels, lh, lw}, generator, at::kFloat)
-            .to(dtype_);
+        host_noise(seed, {1, kLatentChannels, lh, lw}).to(dtype_);
 
     const mold::PlannedPhase& denoise = phases[next++];
     context.run_phase(denoise, [&](mold::PhaseScope& scope) {
@@ -367,33 +313,7 @@ class QwenImagePipeline final : public mold::Pipeline {
       latents = latents.to(at::kCPU);
     });
 
-    const mold::PlannedPhase& decode = phases[next++];
-    mold::GeneratedImage generated;
-    generated.tensors.emplace_back("latents", latents.to(at::kFloat));
-    context.run_phase(decode, [&](mold::PhaseScope& scope) {
-      auto& component = scope.component_as<mold::ModuleComponent>();
-      auto& vae = dynamic_cast<mold::Vae&>(component.module());
-      mold::VaeJob job;
-      job.op = std::string(mold::ops::kVaeDecode);
-      job.mode = mold::VaeMode::ladder;
-      job.dtype = options_.dtype;
-      job.predict = arch_ == "default";
-      job.input = vae.unscale_latent(latents.to(dtype_));
-      const mold::VaeJobResult result = mold::run_vae(
-          vae, context.registry(), job, context.cache().shared_backend(),
-          mold::CpuBackend::instance());
-      scope.set_detail("vae " + result.rung);
-      // diffusers' postprocess: [-1, 1] -> [0, 1] -> round(x * 255).
-      at::Tensor image = result.output.to(at::kCPU).to(at::kFloat);
-      generated.rgb = (image[0] * 0.5 + 0.5)
-                          .clamp(0, 1)
-                          .mul(255)
-                          .round()
-                          .to(at::kByte)
-                          .contiguous();
-      generated.tensors.emplace_back("image", image);
-    });
-    return generated;
+    return vae_decode(phases[next++], latents, context);
   }
 
  private:
@@ -480,21 +400,7 @@ class QwenImagePipeline final : public mold::Pipeline {
 
   mold::Workload workload(std::string_view op, const mold::GenerateRequest& r,
                           int tokens) const {
-    mold::Workload w;
-    w.family = kFamily;
-    w.model = options_.model;
-    w.op = std::string(op);
-    w.backend = options_.backend;
-    w.dtype = options_.dtype;
-    w.batch = 1;
-    w.width = r.width;
-    w.height = r.height;
-    w.tokens = tokens;
-    w.arch = arch_;
-    w.threads = mold::compute_threads(w.backend);
-    // The q4 and q8 variants quantize the transformer only.
-    w.quantized = op == mold::ops::kDenoise && transformer_->quantized();
-    return w;
+    return DiffusionPipeline::workload(op, r, 1, tokens);
   }
 
   std::vector<mold::PlannedPhase> plan_of(const mold::GenerateRequest& r,
@@ -655,33 +561,7 @@ class QwenImagePipeline final : public mold::Pipeline {
     return hidden;
   }
 
-  /// An edit image's latent in the denoiser's space (the posterior's mean,
-  /// normalised), (1, 16, H/8, W/8) on the host.
-  at::Tensor vae_encode(const mold::PlannedPhase& phase,
-                        const at::Tensor& image, mold::RunContext& context) {
-    at::Tensor latent;
-    context.run_phase(phase, [&](mold::PhaseScope& scope) {
-      auto& vae = dynamic_cast<mold::Vae&>(
-          scope.component_as<mold::ModuleComponent>().module());
-      mold::VaeJob job;
-      job.op = std::string(mold::ops::kVaeEncode);
-      job.mode = mold::VaeMode::ladder;
-      job.dtype = options_.dtype;
-      job.predict = arch_ == "default";
-      job.input = image.to(dtype_);
-      const mold::VaeJobResult result = mold::run_vae(
-          vae, context.registry(), job, context.cache().shared_backend(),
-          mold::CpuBackend::instance());
-      scope.set_detail("vae " + result.rung);
-      latent = vae.scale_latent(result.output.to(at::kCPU).to(dtype_));
-    });
-    return latent;
-  }
-
-  mold::PipelineOptions options_;
-  at::ScalarType dtype_;
   bool edit_;
-  std::string arch_;
   EditAreas areas_;
   std::shared_ptr<const mold::BpeTokenizer> tokenizer_;
   mold::FlowMatchConfig scheduler_;
@@ -690,7 +570,6 @@ class QwenImagePipeline final : public mold::Pipeline {
   VisionDims vision_dims_;
   TransformerDims transformer_dims_;
   std::shared_ptr<const QwenImageEstimators> estimators_;
-  std::shared_ptr<mold::ModuleComponent> text_encoder_, transformer_, vae_;
   mold::EncodingMemo memo_;
 };
 

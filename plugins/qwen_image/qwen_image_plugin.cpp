@@ -6,10 +6,8 @@
 // builds one.
 
 #include <memory>
-#include <mold/catalog/model_catalog.hpp>
-#include <mold/estimate/calibration.hpp>
 #include <mold/estimate/workload.hpp>
-#include <mold/plugin/companion.hpp>
+#include <mold/plugin/diffusion_family.hpp>
 #include <mold/plugin/plugin.hpp>
 #include <string>
 #include <utility>
@@ -34,21 +32,10 @@ std::vector<std::string> qwen_image_hints(const mold::ModelFamily& /*family*/,
 }
 
 void register_all(mold::Registrar& registrar) {
-  auto context = std::make_shared<qwen_image::CompanionContext>();
-  context->tokenizer =
-      mold::TokenizerFiles{registrar.data_file("tokenizer.json"),
-                           registrar.data_file("tokenizer_config.json")};
-  context->estimators = std::make_shared<const qwen_image::QwenImageEstimators>(
-      mold::CalibrationFile::load_for(registrar),
-      registrar.data_file("calibration.toml"));
-  const auto estimators = context->estimators;
-  mold::FamilyFactories factories;
-  factories.tokenizer = context->tokenizer;
-  factories.companion =
-      std::make_shared<mold::Companion>(registrar, "torch", std::move(context));
-  mold::register_family_from_data_files(registrar, kFamily, qwen_image_hints,
-                                        std::move(factories));
-  qwen_image::register_sequence_estimators(registrar, *estimators);
+  mold::register_diffusion_family<qwen_image::CompanionContext,
+                                  qwen_image::QwenImageEstimators>(
+      registrar, kFamily, qwen_image_hints,
+      qwen_image::register_sequence_estimators);
 }
 
 }  // namespace

@@ -5,7 +5,8 @@
 #include <limits>
 #include <mold/base/error.hpp>
 #include <mold/base/text.hpp>
-#include <mold/estimate/attention_chunk.hpp>
+#include <mold/catalog/arch_config.hpp>
+#include <mold/tensor/chunked_attention.hpp>
 #include <mold/tensor/rotary.hpp>
 #include <numeric>
 
@@ -221,20 +222,9 @@ at::Tensor QwenImageTransformer::attention(
           .transpose(2, 3);  // (B, H, Dh, S)
   const at::Tensor v =
       joint(project(txt, "add_v_proj", nullptr), project(img, "to_v", nullptr));
-  at::Tensor blocked;  // (B, 1, 1, S): text padding
-  if (key_mask.defined())
-    blocked = key_mask.logical_not().view({batch, 1, 1, seq});
-  at::Tensor out = at::empty({batch, seq, heads, head_dim}, img.options());
-  const int64_t rows = mold::attention_chunk(batch, heads, seq).rows;
-  for (int64_t r0 = 0; r0 < seq; r0 += rows) {
-    const int64_t n = std::min(rows, seq - r0);
-    at::Tensor scores = at::matmul(q.narrow(2, r0, n), k_t);  // (B, H, n, S)
-    if (blocked.defined())
-      scores.masked_fill_(blocked, -std::numeric_limits<double>::infinity());
-    scores = at::softmax(scores, -1);
-    out.narrow(1, r0, n).copy_(at::matmul(scores, v).permute({0, 2, 1, 3}));
-  }
-  out = out.view({batch, seq, heads * head_dim});
+  // key_mask: the text padding.
+  const at::Tensor out = mold::chunked_attention(q, k_t, v, key_mask)
+                             .view({batch, seq, heads * head_dim});
   txt_out = linear(out.narrow(1, 0, text_len), attn + "to_add_out");
   return linear(out.narrow(1, text_len, image_len), attn + "to_out.0");
 }
@@ -423,20 +413,10 @@ at::Tensor QwenImageTransformer::forward(const DenoiserInput& input) const {
 
 std::unique_ptr<mold::Denoiser> make_qwen_image_transformer(
     const mold::ArchSpec& arch) {
-  if (arch.name == "default")
-    return std::make_unique<QwenImageTransformer>(
-        QwenImageTransformerConfig::default_config(), arch.describe());
-  if (arch.name == "tiny")
-    return std::make_unique<QwenImageTransformer>(
-        QwenImageTransformerConfig::tiny_config(), arch.describe());
-  if (arch.name == "config")
-    return std::make_unique<QwenImageTransformer>(
-        QwenImageTransformerConfig::from_json(JsonConfig::read(arch.config)),
-        arch.describe());
-  throw InvalidArgument(
-      "the qwen_image transformer has architectures 'default', 'tiny' and "
-      "'config' (a diffusers config.json), not '" +
-      arch.name + "'");
+  return std::make_unique<QwenImageTransformer>(
+      mold::config_for_arch<QwenImageTransformerConfig>(
+          arch, "the qwen_image transformer"),
+      arch.describe());
 }
 
 }  // namespace qwen_image

@@ -4,6 +4,7 @@
 
 #include <mold/base/error.hpp>
 #include <mold/base/text.hpp>
+#include <mold/catalog/arch_config.hpp>
 #include <mold/model/decoder_layer.hpp>
 #include <mold/tensor/weight_set.hpp>
 #include <utility>
@@ -142,19 +143,9 @@ at::Tensor Qwen3TextEncoder::encode(const at::Tensor& input_ids,
 
 std::unique_ptr<mold::TextEncoder> make_qwen3_text_encoder(
     const mold::ArchSpec& arch) {
-  if (arch.name == "default")
-    return std::make_unique<Qwen3TextEncoder>(Qwen3Config::default_config(),
-                                              arch.describe());
-  if (arch.name == "tiny")
-    return std::make_unique<Qwen3TextEncoder>(Qwen3Config::tiny_config(),
-                                              arch.describe());
-  if (arch.name == "config")
-    return std::make_unique<Qwen3TextEncoder>(
-        Qwen3Config::from_json(JsonConfig::read(arch.config)), arch.describe());
-  throw InvalidArgument(fmt::format(
-      "the zimage text encoder has architectures 'default', 'tiny' and "
-      "'config' (a transformers config.json), not '{}'",
-      arch.name));
+  return std::make_unique<Qwen3TextEncoder>(
+      mold::config_for_arch<Qwen3Config>(arch, "the zimage text encoder"),
+      arch.describe());
 }
 
 }  // namespace zimage

@@ -1,12 +1,10 @@
 #include "zimage_pipeline.hpp"
 
-#include <ATen/CPUGeneratorImpl.h>
 #include <fmt/format.h>
 
 #include <mold/base/error.hpp>
 #include <mold/catalog/components.hpp>
 #include <mold/config/json_config.hpp>
-#include <mold/device/cpu_backend.hpp>
 #include <mold/estimate/workload.hpp>
 #include <mold/model/chat_template.hpp>
 #include <mold/model/denoiser.hpp>
@@ -15,10 +13,9 @@
 #include <mold/model/tokenizer.hpp>
 #include <mold/model/vae.hpp>
 #include <mold/plan/family_limits.hpp>
+#include <mold/runtime/diffusion_pipeline.hpp>
 #include <mold/runtime/encoding_memo.hpp>
 #include <mold/runtime/module_component.hpp>
-#include <mold/runtime/vae_runner.hpp>
-#include <mold/tensor/compute_threads.hpp>
 
 #include "qwen3_text_encoder.hpp"
 #include "zimage_transformer.hpp"
@@ -57,22 +54,12 @@ std::string vae_arch(const fs::path& vae_dir) {
                   config.dump("block_out_channels")));
 }
 
-at::ScalarType parse_dtype(const std::string& dtype) {
-  if (dtype == "float32") return at::kFloat;
-  if (dtype == "float16") return at::kHalf;
-  if (dtype == "bfloat16") return at::kBFloat16;
-  throw mold::InvalidArgument(fmt::format(
-      "--dtype {}: Z-Image runs in float32, float16 or bfloat16", dtype));
-}
-
-class ZImagePipeline final : public mold::Pipeline {
+class ZImagePipeline final : public mold::DiffusionPipeline {
  public:
   ZImagePipeline(const PipelineFactories& factories,
                  const mold::PipelineOptions& options)
-      : options_(options), dtype_(parse_dtype(options.dtype)) {
-    const bool seeded = !options.model_dir.has_value();
-    arch_ = seeded ? options.arch.name : "default";
-    if (seeded) {
+      : DiffusionPipeline(kFamily, "Z-Image", options) {
+    if (seeded()) {
       tokenizer_ =
           std::make_shared<const mold::BpeTokenizer>(mold::BpeTokenizer::load(
               factories.tokenizer_json, factories.tokenizer_config));
@@ -84,22 +71,6 @@ class ZImagePipeline final : public mold::Pipeline {
       scheduler_ = mold::FlowMatchConfig::from_json(
           mold::JsonConfig::read(dir / "scheduler" / "scheduler_config.json"));
     }
-    auto warn = [](const std::string& message) {
-      fmt::print(stderr, "warning: {}\n", message);
-    };
-    auto source = [&](const char* component, std::uint64_t offset) {
-      mold::WeightSource s;
-      if (seeded)
-        s.seed = options.weights_seed + offset;
-      else
-        s.checkpoint = *options.model_dir / component;
-      return s;
-    };
-    auto arch_of = [&](const char* component) {
-      return seeded ? options.arch
-                    : mold::ArchSpec::from_config(*options.model_dir /
-                                                  component / "config.json");
-    };
     std::unique_ptr<mold::TextEncoder> text_encoder =
         factories.text_encoder(arch_of(kTextEncoder));
     std::unique_ptr<mold::Denoiser> transformer =
@@ -118,33 +89,13 @@ class ZImagePipeline final : public mold::Pipeline {
             16384, (std::min(lens[1], lens[2]) - 1) * kSizeMultiple));
     }
     estimators_ = factories.estimators;
-    // Declared only: each component seeds or loads its weights when the cache
-    // first acquires it, under the memory limit like everything else.
     std::unique_ptr<mold::Vae> vae = factories.vae(
-        seeded ? options.arch.name : vae_arch(*options.model_dir / kVae));
-    text_encoder_ = std::make_shared<mold::ModuleComponent>(
-        kTextEncoder, std::move(text_encoder), source(kTextEncoder, 1), dtype_,
-        warn);
-    transformer_ = std::make_shared<mold::ModuleComponent>(
-        kTransformer, std::move(transformer), source(kTransformer, 2), dtype_,
-        warn);
-    vae_ = std::make_shared<mold::ModuleComponent>(
-        kVae, std::move(vae), source(kVae, 3), dtype_, warn);
-  }
-
-  std::string family() const override { return kFamily; }
-  std::string model() const override { return options_.model; }
-  std::string variant() const override { return options_.variant; }
-  bool seeded_weights() const override { return !options_.model_dir; }
-  std::string describe_weights() const override {
-    return options_.model_dir
-               ? options_.model_dir->string()
-               : fmt::format("seeded weights ({} architecture, seed {})", arch_,
-                             options_.weights_seed);
-  }
-  std::vector<std::shared_ptr<mold::CachedComponent>> components()
-      const override {
-    return {text_encoder_, transformer_, vae_};
+        seeded() ? options.arch.name : vae_arch(*options.model_dir / kVae));
+    // Z-Image's transformer reads its matrices whole: its q4 and q8 variants
+    // run from a model directory's checkpoint, never quantized from a seed.
+    declare_components(std::move(text_encoder), weight_source(kTextEncoder, 1),
+                       std::move(transformer), weight_source(kTransformer, 2),
+                       std::move(vae), weight_source(kVae, 3));
   }
 
   mold::GenerateRequest resolve(
@@ -231,14 +182,9 @@ class ZImagePipeline final : public mold::Pipeline {
       memo_.keep(key, {text, negative});
     }
 
-    // Noise on the host from the seed, whatever the backend: the same seed
-    // gives the same image everywhere (and the same noise as diffusers with
-    // a CPU torch.Generator).
     const int64_t lh = 2 * (r.height / kSizeMultiple);
     const int64_t lw = 2 * (r.width / kSizeMultiple);
-    at::Generator generator = at::detail::createCPUGenerator(seed);
-    at::Tensor latents =
-        at::randn({1, kLatentChannels, lh, lw}, generator, at::kFloat);
+    at::Tensor latents = host_noise(seed, {1, kLatentChannels, lh, lw});
 
     const mold::PlannedPhase& denoise = phases[next++];
     context.run_phase(denoise, [&](mold::PhaseScope& scope) {
@@ -318,33 +264,7 @@ class ZImagePipeline final : public mold::Pipeline {
       latents = latents.to(at::kCPU);
     });
 
-    const mold::PlannedPhase& decode = phases[next++];
-    mold::GeneratedImage generated;
-    generated.tensors.emplace_back("latents", latents);
-    context.run_phase(decode, [&](mold::PhaseScope& scope) {
-      auto& component = scope.component_as<mold::ModuleComponent>();
-      auto& vae = dynamic_cast<mold::Vae&>(component.module());
-      mold::VaeJob job;
-      job.op = std::string(mold::ops::kVaeDecode);
-      job.mode = mold::VaeMode::ladder;
-      job.dtype = options_.dtype;
-      job.predict = arch_ == "default";
-      job.input = vae.unscale_latent(latents.to(dtype_));
-      const mold::VaeJobResult result = mold::run_vae(
-          vae, context.registry(), job, context.cache().shared_backend(),
-          mold::CpuBackend::instance());
-      scope.set_detail("vae " + result.rung);
-      // diffusers' postprocess: [-1, 1] -> [0, 1] -> round(x * 255).
-      at::Tensor image = result.output.to(at::kCPU).to(at::kFloat);
-      generated.rgb = (image[0] / 2 + 0.5)
-                          .clamp(0, 1)
-                          .mul(255)
-                          .round()
-                          .to(at::kByte)
-                          .contiguous();
-      generated.tensors.emplace_back("image", image);
-    });
-    return generated;
+    return vae_decode(phases[next++], latents, context);
   }
 
  private:
@@ -384,25 +304,6 @@ class ZImagePipeline final : public mold::Pipeline {
     return ids;
   }
 
-  mold::Workload workload(std::string_view op, const mold::GenerateRequest& r,
-                          int batch, int tokens) const {
-    mold::Workload w;
-    w.family = kFamily;
-    w.model = options_.model;
-    w.op = std::string(op);
-    w.backend = options_.backend;
-    w.dtype = options_.dtype;
-    w.batch = batch;
-    w.width = r.width;
-    w.height = r.height;
-    w.tokens = tokens;
-    w.arch = arch_;
-    w.threads = mold::compute_threads(w.backend);
-    // The q4 and q8 variants quantize the transformer only.
-    w.quantized = op == mold::ops::kDenoise && transformer_->quantized();
-    return w;
-  }
-
   /// The hidden states of the prompt's real tokens: (1, n, hidden), on the
   /// host in the run's dtype. The text encoder is causal and the pipeline
   /// pads on the right and keeps only the real tokens, so running the real
@@ -437,16 +338,12 @@ class ZImagePipeline final : public mold::Pipeline {
                            mold::Bytes(hidden.element_size())));
   }
 
-  mold::PipelineOptions options_;
-  at::ScalarType dtype_;
-  std::string arch_;
   mold::EncodingMemo memo_;
   std::shared_ptr<const mold::BpeTokenizer> tokenizer_;
   mold::FlowMatchConfig scheduler_;
   TextEncoderDims text_dims_;
   TransformerDims transformer_dims_;
   std::shared_ptr<const ZImageEstimators> estimators_;
-  std::shared_ptr<mold::ModuleComponent> text_encoder_, transformer_, vae_;
   int max_side_ = 16384;  ///< the transformer's RoPE positions allow no more
 };
 

@@ -5,10 +5,8 @@
 // (zimage_companion.cpp), loaded the first time the family builds one.
 
 #include <memory>
-#include <mold/catalog/model_catalog.hpp>
-#include <mold/estimate/calibration.hpp>
 #include <mold/estimate/workload.hpp>
-#include <mold/plugin/companion.hpp>
+#include <mold/plugin/diffusion_family.hpp>
 #include <mold/plugin/plugin.hpp>
 #include <string>
 #include <utility>
@@ -38,21 +36,10 @@ std::vector<std::string> zimage_hints(const mold::ModelFamily& /*family*/,
 }
 
 void register_all(mold::Registrar& registrar) {
-  auto context = std::make_shared<zimage::CompanionContext>();
-  context->tokenizer =
-      mold::TokenizerFiles{registrar.data_file("tokenizer.json"),
-                           registrar.data_file("tokenizer_config.json")};
-  context->estimators = std::make_shared<const zimage::ZImageEstimators>(
-      mold::CalibrationFile::load_for(registrar),
-      registrar.data_file("calibration.toml"));
-  const auto estimators = context->estimators;
-  mold::FamilyFactories factories;
-  factories.tokenizer = context->tokenizer;
-  factories.companion =
-      std::make_shared<mold::Companion>(registrar, "torch", std::move(context));
-  mold::register_family_from_data_files(registrar, kFamily, zimage_hints,
-                                        std::move(factories));
-  zimage::register_transformer_estimators(registrar, *estimators);
+  mold::register_diffusion_family<zimage::CompanionContext,
+                                  zimage::ZImageEstimators>(
+      registrar, kFamily, zimage_hints,
+      zimage::register_transformer_estimators);
 }
 
 }  // namespace

@@ -5,7 +5,8 @@
 #include <limits>
 #include <mold/base/error.hpp>
 #include <mold/base/text.hpp>
-#include <mold/estimate/attention_chunk.hpp>
+#include <mold/catalog/arch_config.hpp>
+#include <mold/tensor/chunked_attention.hpp>
 #include <mold/tensor/rotary.hpp>
 #include <numeric>
 
@@ -168,19 +169,8 @@ at::Tensor ZImageTransformer::attention(const at::Tensor& x,
                            .view({batch, seq, heads, head_dim})
                            .permute({0, 2, 1, 3})
                            .contiguous();
-  at::Tensor blocked;  // (B, 1, 1, S): keys that are batch padding
-  if (key_mask.defined())
-    blocked = key_mask.logical_not().view({batch, 1, 1, seq});
-  at::Tensor out = at::empty({batch, seq, heads, head_dim}, x.options());
-  const int64_t rows = mold::attention_chunk(batch, heads, seq).rows;
-  for (int64_t r0 = 0; r0 < seq; r0 += rows) {
-    const int64_t n = std::min(rows, seq - r0);
-    at::Tensor scores = at::matmul(q.narrow(2, r0, n), k_t);  // (B, H, n, S)
-    if (blocked.defined())
-      scores.masked_fill_(blocked, -std::numeric_limits<double>::infinity());
-    scores = at::softmax(scores, -1);
-    out.narrow(1, r0, n).copy_(at::matmul(scores, v).permute({0, 2, 1, 3}));
-  }
+  // key_mask: the keys that are batch padding.
+  const at::Tensor out = mold::chunked_attention(q, k_t, v, key_mask);
   return linear(out.view({batch, seq, heads * head_dim}), prefix + ".to_out.0",
                 false);
 }
@@ -404,20 +394,10 @@ at::Tensor ZImageTransformer::forward(const DenoiserInput& input) const {
 
 std::unique_ptr<mold::Denoiser> make_zimage_transformer(
     const mold::ArchSpec& arch) {
-  if (arch.name == "default")
-    return std::make_unique<ZImageTransformer>(
-        ZImageTransformerConfig::default_config(), arch.describe());
-  if (arch.name == "tiny")
-    return std::make_unique<ZImageTransformer>(
-        ZImageTransformerConfig::tiny_config(), arch.describe());
-  if (arch.name == "config")
-    return std::make_unique<ZImageTransformer>(
-        ZImageTransformerConfig::from_json(JsonConfig::read(arch.config)),
-        arch.describe());
-  throw InvalidArgument(
-      "the zimage transformer has architectures 'default', 'tiny' and "
-      "'config' (a diffusers config.json), not '" +
-      arch.name + "'");
+  return std::make_unique<ZImageTransformer>(
+      mold::config_for_arch<ZImageTransformerConfig>(arch,
+                                                     "the zimage transformer"),
+      arch.describe());
 }
 
 }  // namespace zimage

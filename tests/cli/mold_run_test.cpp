@@ -4,6 +4,7 @@
 
 #include <catch2/catch.hpp>
 #include <filesystem>
+#include <mold/plan/generate_schema.hpp>
 #include <mold/runtime/png.hpp>
 #include <mold/tensor/safetensors.hpp>
 #include <nlohmann/json.hpp>
@@ -177,6 +178,29 @@ TEST_CASE(
   REQUIRE(r.exit_code == 0);
   CHECK(mold::read_png(fs::path(single.path()) / "z-image-turbo-5.png").rgb ==
         mold::read_png(fs::path(out.path()) / "z-image-turbo-5.png").rgb);
+}
+
+TEST_CASE("every field of the request schema is a mold run option",
+          "[mold][run][schema]") {
+  const auto help = run_mold({"run", "--help"});
+  REQUIRE(help.exit_code == 0);
+  TempDir out;
+  for (const mold::GenerateField& field : mold::generate_fields()) {
+    const std::string flag = "--" + std::string(field.flag);
+    INFO(flag);
+    CHECK_THAT(help.out, Catch::Contains(flag));
+    if (field.kind != mold::FieldKind::whole &&
+        field.kind != mold::FieldKind::real)
+      continue;
+    // One past its range: refused by name, with the range, before a run.
+    const std::string above = field.kind == mold::FieldKind::whole
+                                  ? std::to_string(long(field.high) + 1)
+                                  : std::to_string(field.high * 2);
+    const auto r = run_mold({"run", "z-image-turbo", kPrompt, "--tiny",
+                             "--output", out.path(), flag, above});
+    CHECK(r.exit_code == 2);
+    CHECK_THAT(r.err, Catch::Contains(flag) && Catch::Contains(above));
+  }
 }
 
 TEST_CASE("mold run failures are clear and exit with their codes",

@@ -12,6 +12,7 @@
 #include <mold/net/base64.hpp>
 #include <mold/net/http_client.hpp>
 #include <mold/net/sse.hpp>
+#include <mold/plan/generate_schema.hpp>
 #include <nlohmann/json.hpp>
 #include <random>
 #include <thread>
@@ -333,6 +334,36 @@ TEST_CASE("mold serve: bad requests are refused naming what is wrong",
   // The access log's line of a refused request says why.
   CHECK_THAT(server.log(),
              Catch::Contains("\"error\":\"VALIDATION_ERROR: width: should be"));
+}
+
+TEST_CASE("mold serve: every field of the request schema is a JSON field",
+          "[net][serve][schema]") {
+  ServerProcess server({"--tiny"});
+  HttpClient client = client_for(server);
+  for (const mold::GenerateField& field : mold::generate_fields()) {
+    const std::string name(field.name);
+    INFO(name);
+    Json body = {{"model", "z-image-turbo"}, {"prompt", "x"}};
+    switch (field.kind) {
+    case mold::FieldKind::whole:
+      body[name] = std::int64_t(field.high) + 1;
+      break;
+    case mold::FieldKind::real:
+      body[name] = field.high * 2;
+      break;
+    case mold::FieldKind::seed:
+      body[name] = -1;
+      break;
+    case mold::FieldKind::text:
+      body[name] = 5;
+      break;
+    }
+    const auto r = client.request("POST", "/api/generate", body.dump(),
+                                  "application/json");
+    CHECK(r.status == 422);
+    CHECK_THAT(json_of(r)["error"].get<std::string>(),
+               Catch::StartsWith(name + ": should be"));
+  }
 }
 
 TEST_CASE("mold serve: connections are sized from the open-file limit",

@@ -1,0 +1,173 @@
+#include "mold/runtime/diffusion_pipeline.hpp"
+
+#include <ATen/CPUGeneratorImpl.h>
+#include <fmt/format.h>
+
+#include <utility>
+
+#include "mold/base/error.hpp"
+#include "mold/catalog/components.hpp"
+#include "mold/device/cpu_backend.hpp"
+#include "mold/estimate/workload.hpp"
+#include "mold/model/vae.hpp"
+#include "mold/runtime/vae_runner.hpp"
+#include "mold/tensor/compute_threads.hpp"
+
+namespace mold {
+
+namespace {
+
+at::ScalarType compute_dtype(const std::string& dtype,
+                             const std::string& family_name) {
+  if (dtype == "float32") return at::kFloat;
+  if (dtype == "float16") return at::kHalf;
+  if (dtype == "bfloat16") return at::kBFloat16;
+  throw InvalidArgument(fmt::format("--dtype {}: {} runs in {}", dtype,
+                                    family_name, compute_dtype_names()));
+}
+
+}  // namespace
+
+DiffusionPipeline::DiffusionPipeline(std::string family,
+                                     std::string family_name,
+                                     const PipelineOptions& options)
+    : options_(options),
+      family_name_(std::move(family_name)),
+      dtype_(compute_dtype(options.dtype, family_name_)),
+      arch_(options.model_dir ? "default" : options.arch.name),
+      family_(std::move(family)) {}
+
+std::string DiffusionPipeline::describe_weights() const {
+  return options_.model_dir
+             ? options_.model_dir->string()
+             : fmt::format("seeded weights ({} architecture, seed {})", arch_,
+                           options_.weights_seed);
+}
+
+std::vector<std::shared_ptr<CachedComponent>> DiffusionPipeline::components()
+    const {
+  return {text_encoder_, transformer_, vae_};
+}
+
+WeightSource DiffusionPipeline::weight_source(std::string_view component,
+                                              std::uint64_t seed_offset) const {
+  WeightSource source;
+  if (seeded())
+    source.seed = options_.weights_seed + seed_offset;
+  else
+    source.checkpoint = *options_.model_dir / std::string(component);
+  return source;
+}
+
+std::optional<GgmlType> DiffusionPipeline::seeded_quantization() const {
+  if (!seeded()) return std::nullopt;
+  if (options_.variant == "q4") return GgmlType::q4_0;
+  if (options_.variant == "q8") return GgmlType::q8_0;
+  return std::nullopt;
+}
+
+ArchSpec DiffusionPipeline::arch_of(std::string_view component) const {
+  return seeded()
+             ? options_.arch
+             : ArchSpec::from_config(*options_.model_dir /
+                                     std::string(component) / "config.json");
+}
+
+void DiffusionPipeline::declare_components(std::unique_ptr<Module> text_encoder,
+                                           WeightSource text_encoder_source,
+                                           std::unique_ptr<Module> transformer,
+                                           WeightSource transformer_source,
+                                           std::unique_ptr<Module> vae,
+                                           WeightSource vae_source) {
+  auto warn = [](const std::string& message) {
+    fmt::print(stderr, "warning: {}\n", message);
+  };
+  text_encoder_ = std::make_shared<ModuleComponent>(
+      components::kTextEncoder, std::move(text_encoder),
+      std::move(text_encoder_source), dtype_, warn);
+  transformer_ = std::make_shared<ModuleComponent>(
+      components::kTransformer, std::move(transformer),
+      std::move(transformer_source), dtype_, warn);
+  vae_ = std::make_shared<ModuleComponent>(components::kVae, std::move(vae),
+                                           std::move(vae_source), dtype_, warn);
+}
+
+Workload DiffusionPipeline::workload(std::string_view op,
+                                     const GenerateRequest& request, int batch,
+                                     int tokens) const {
+  Workload w;
+  w.family = family_;
+  w.model = options_.model;
+  w.op = std::string(op);
+  w.backend = options_.backend;
+  w.dtype = options_.dtype;
+  w.batch = batch;
+  w.width = request.width;
+  w.height = request.height;
+  w.tokens = tokens;
+  w.arch = arch_;
+  w.threads = compute_threads(w.backend);
+  w.quantized =
+      op == ops::kDenoise && transformer_ && transformer_->quantized();
+  return w;
+}
+
+at::Tensor DiffusionPipeline::host_noise(std::uint64_t seed,
+                                         at::IntArrayRef shape) {
+  at::Generator generator = at::detail::createCPUGenerator(seed);
+  return at::randn(shape, generator, at::kFloat);
+}
+
+GeneratedImage DiffusionPipeline::vae_decode(const PlannedPhase& phase,
+                                             const at::Tensor& latents,
+                                             RunContext& context) {
+  GeneratedImage generated;
+  generated.tensors.emplace_back("latents", latents.to(at::kFloat));
+  context.run_phase(phase, [&](PhaseScope& scope) {
+    auto& vae =
+        dynamic_cast<Vae&>(scope.component_as<ModuleComponent>().module());
+    VaeJob job;
+    job.op = std::string(ops::kVaeDecode);
+    job.mode = VaeMode::ladder;
+    job.dtype = options_.dtype;
+    job.predict = arch_ == "default";
+    job.input = vae.unscale_latent(latents.to(dtype_));
+    const VaeJobResult result =
+        run_vae(vae, context.registry(), job, context.cache().shared_backend(),
+                CpuBackend::instance());
+    scope.set_detail("vae " + result.rung);
+    at::Tensor image = result.output.to(at::kCPU).to(at::kFloat);
+    generated.rgb = (image[0] * 0.5 + 0.5)
+                        .clamp(0, 1)
+                        .mul(255)
+                        .round()
+                        .to(at::kByte)
+                        .contiguous();
+    generated.tensors.emplace_back("image", image);
+  });
+  return generated;
+}
+
+at::Tensor DiffusionPipeline::vae_encode(const PlannedPhase& phase,
+                                         const at::Tensor& image,
+                                         RunContext& context) {
+  at::Tensor latent;
+  context.run_phase(phase, [&](PhaseScope& scope) {
+    auto& vae =
+        dynamic_cast<Vae&>(scope.component_as<ModuleComponent>().module());
+    VaeJob job;
+    job.op = std::string(ops::kVaeEncode);
+    job.mode = VaeMode::ladder;
+    job.dtype = options_.dtype;
+    job.predict = arch_ == "default";
+    job.input = image.to(dtype_);
+    const VaeJobResult result =
+        run_vae(vae, context.registry(), job, context.cache().shared_backend(),
+                CpuBackend::instance());
+    scope.set_detail("vae " + result.rung);
+    latent = vae.scale_latent(result.output.to(at::kCPU).to(dtype_));
+  });
+  return latent;
+}
+
+}  // namespace mold
