@@ -4,7 +4,7 @@
 // prompt (their tokens, positions and checks), config.json parsing. Parity
 // with transformers is measured outside the repository (see the issue's
 // report).
-#include "../../plugins/qwen_image/qwen25vl_text_encoder.hpp"
+#include "qwen25vl_text_encoder.hpp"
 
 #include <catch2/catch.hpp>
 #include <fstream>
