@@ -8,6 +8,7 @@
 #include <mold/catalog/arch_config.hpp>
 #include <mold/tensor/chunked_attention.hpp>
 #include <mold/tensor/rotary.hpp>
+#include <mold/tensor/timestep_embedding.hpp>
 #include <numeric>
 
 namespace qwen_image {
@@ -125,16 +126,12 @@ at::Tensor QwenImageTransformer::timestep_embedding(const at::Tensor& t) const {
   // The model casts the timestep to its dtype, the projection takes it back
   // to float32: sinusoids of 1000 t (cos first), then the MLP in the
   // parameters' dtype.
-  const int64_t half = kFrequencyDim / 2;
   const at::Tensor freqs =
-      (at::arange(0, half,
-                  at::TensorOptions().dtype(at::kFloat).device(t.device())) *
-       -std::log(kMaxPeriod) / double(half))
-          .exp();
+      mold::timestep_frequencies(kFrequencyDim, kMaxPeriod, t.device());
   const at::Tensor args =
       (t.to(dtype()).to(at::kFloat).unsqueeze(1) * freqs.unsqueeze(0)) *
       kTimestepScale;
-  at::Tensor h = at::cat({args.cos(), args.sin()}, -1).to(dtype());
+  at::Tensor h = mold::cos_then_sin(args).to(dtype());
   h = at::silu(linear(h, "time_text_embed.timestep_embedder.linear_1"));
   return linear(h, "time_text_embed.timestep_embedder.linear_2");
 }

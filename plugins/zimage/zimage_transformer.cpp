@@ -8,6 +8,7 @@
 #include <mold/catalog/arch_config.hpp>
 #include <mold/tensor/chunked_attention.hpp>
 #include <mold/tensor/rotary.hpp>
+#include <mold/tensor/timestep_embedding.hpp>
 #include <numeric>
 
 namespace zimage {
@@ -211,15 +212,11 @@ at::Tensor ZImageTransformer::block(at::Tensor x, const std::string& prefix,
 at::Tensor ZImageTransformer::timestep_embedding(const at::Tensor& t) const {
   // The sinusoids in float32 (cos first), as the reference, then the MLP in
   // the parameters' dtype.
-  const int64_t half = kFrequencyDim / 2;
   const at::Tensor freqs =
-      (at::arange(0, half,
-                  at::TensorOptions().dtype(at::kFloat).device(t.device())) *
-       -std::log(kMaxPeriod) / double(half))
-          .exp();
+      mold::timestep_frequencies(kFrequencyDim, kMaxPeriod, t.device());
   const at::Tensor args =
       (t.to(at::kFloat) * config_.t_scale).unsqueeze(1) * freqs.unsqueeze(0);
-  at::Tensor h = at::cat({args.cos(), args.sin()}, -1).to(dtype());
+  at::Tensor h = mold::cos_then_sin(args).to(dtype());
   h = at::silu(linear(h, "t_embedder.mlp.0", true));
   return linear(h, "t_embedder.mlp.2", true);
 }

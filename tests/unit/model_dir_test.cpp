@@ -7,6 +7,7 @@
 #include <filesystem>
 #include <mold/base/error.hpp>
 #include <mold/catalog/model_dir.hpp>
+#include <mold/catalog/model_search.hpp>
 #include <mold/config/config.hpp>
 #include <optional>
 #include <string>

@@ -5,6 +5,7 @@
 #include <filesystem>
 #include <mold/base/error.hpp>
 #include <mold/catalog/model_dir.hpp>
+#include <mold/catalog/model_search.hpp>
 
 namespace mold::tools {
 

@@ -6,6 +6,7 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <cctype>
 #include <cerrno>
 #include <cstring>
 #include <fstream>
@@ -152,6 +153,13 @@ void read_at(int fd, void* into, std::size_t count, std::int64_t offset) {
           count - done, offset + std::int64_t(done)));
     done += std::size_t(got);
   }
+}
+
+bool is_plain_name(const std::string& name) {
+  if (name.empty() || name == "." || name == "..") return false;
+  return std::all_of(name.begin(), name.end(), [](unsigned char c) {
+    return std::isalnum(c) || c == '_' || c == '-' || c == '.';
+  });
 }
 
 }  // namespace mold

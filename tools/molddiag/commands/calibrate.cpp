@@ -17,6 +17,7 @@
 #include <mold/base/error.hpp>
 #include <mold/base/file_io.hpp>
 #include <mold/base/memory_stats.hpp>
+#include <mold/config/toml_table_writer.hpp>
 #include <mold/device/cpu_backend.hpp>
 #include <mold/estimate/workload.hpp>
 #include <mold/model/vae.hpp>
@@ -63,52 +64,6 @@ struct CalibrateResult {
   std::string command;  ///< the command line recorded in the block
   std::string block;    ///< the [op.cpu] TOML table
 };
-
-/// Replaces the [table] block of a TOML file (up to the next table header) with
-/// `block`, or appends it; the rest of the file, comments included, is kept.
-/// Written atomically.
-void write_table(const std::filesystem::path& file, const std::string& table,
-                 const std::string& block) {
-  std::vector<std::string> lines;
-  {
-    std::ifstream in(file);
-    if (!in)
-      throw mold::Error(
-          fmt::format("{}: cannot read the calibration file", file.string()));
-    std::string line;
-    while (std::getline(in, line)) lines.push_back(line);
-  }
-  const std::string header = "[" + table + "]";
-  std::size_t begin = lines.size(), end = lines.size();
-  for (std::size_t i = 0; i < lines.size(); ++i) {
-    if (lines[i] == header) {
-      begin = i;
-      end = i + 1;
-      while (end < lines.size() && (lines[end].empty() || lines[end][0] != '['))
-        ++end;
-      // Leave the comment lines that introduce the next table where they are.
-      while (end > begin + 1 &&
-             (lines[end - 1].empty() || lines[end - 1][0] == '#'))
-        --end;
-      break;
-    }
-  }
-  std::vector<std::string> replacement;
-  std::stringstream ss(block);
-  std::string line;
-  while (std::getline(ss, line)) replacement.push_back(line);
-  if (begin == lines.size()) {
-    lines.push_back("");
-    lines.insert(lines.end(), replacement.begin(), replacement.end());
-  } else {
-    lines.erase(lines.begin() + long(begin), lines.begin() + long(end));
-    lines.insert(lines.begin() + long(begin), replacement.begin(),
-                 replacement.end());
-  }
-  mold::write_file_atomically(file, "--write", [&](std::ostream& out) {
-    for (const auto& l : lines) out << l << "\n";
-  });
-}
 
 std::string today() {
   std::time_t now = std::time(nullptr);
@@ -255,7 +210,8 @@ CalibrateResult run(const tools::Host& host, const CalibrateRequest& request,
       "allocator ({})\"\n",
       result.command, cpu->device_name(), request.dtypes_text, date);
   if (!request.write.empty())
-    write_table(request.write, request.op + ".cpu", block);
+    mold::replace_toml_table(request.write, request.op + ".cpu", block,
+                             "--write");
   return result;
 }
 
@@ -427,7 +383,8 @@ CalibrateResult run_sequence(
       "counts it ({})\"\n",
       result.command, device, request.dtypes_text, date);
   if (!request.write.empty())
-    write_table(request.write, request.op + ".cpu", block);
+    mold::replace_toml_table(request.write, request.op + ".cpu", block,
+                             "--write");
   return result;
 }
 

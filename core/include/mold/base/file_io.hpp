@@ -44,4 +44,10 @@ void write_file_atomically(const std::filesystem::path& path,
 /// opened), or what the system said ("Input/output error").
 void read_at(int fd, void* into, std::size_t count, std::int64_t offset);
 
+/// Whether `name` is one plain folder or file name: letters, digits, '_',
+/// '-' and '.', and not "." or "..". A name read from a file (a component of
+/// model_index.json, a snapshot in refs/main) must be one before it is joined
+/// to a path, so that it cannot point elsewhere.
+bool is_plain_name(const std::string& name);
+
 }  // namespace mold

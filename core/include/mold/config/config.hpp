@@ -14,7 +14,7 @@
 ///     dir = "~/.config/mold/calibration"  # overrides of plugins' files
 ///     [models]
 ///     dirs = ["~/models"]  # where model directories are; relative: from
-///                          # the file's dir (catalog/model_dir.hpp)
+///                          # the file's dir (catalog/model_search.hpp)
 ///
 /// Unknown tables or keys are errors (a typo must not be silently ignored).
 
