@@ -16,9 +16,11 @@
 #include <mold/runtime/diffusion_pipeline.hpp>
 #include <mold/runtime/encoding_memo.hpp>
 #include <mold/runtime/module_component.hpp>
+#include <optional>
 
 #include "edit_images.hpp"
 #include "qwen25vl_text_encoder.hpp"
+#include "qwen_image_prompt.hpp"
 #include "qwen_image_transformer.hpp"
 #include "qwen_image_vae.hpp"
 
@@ -34,26 +36,7 @@ namespace {
 constexpr const char* kFamily = "qwen_image";
 constexpr int kSizeMultiple = 16;  // vae_scale_factor * 2
 constexpr int kLatentChannels = 16;
-constexpr int kMaxSequenceLength = 512;  // QwenImagePipeline's default
 constexpr int kMaxSourceImages = 8;
-
-// The templates of the prompt (diffusers' prompt_template_encode) and the
-// tokens of their system turn, which the pipelines drop
-// (prompt_template_encode_start_idx).
-constexpr const char* kTextTemplate =
-    "<|im_start|>system\nDescribe the image by detailing the color, shape, "
-    "size, texture, quantity, text, spatial relationships of the objects and "
-    "background:<|im_end|>\n<|im_start|>user\n{}<|im_end|>\n<|im_start|>"
-    "assistant\n";
-constexpr int kTextDropped = 34;
-constexpr const char* kEditTemplate =
-    "<|im_start|>system\nDescribe the key features of the input image "
-    "(color, shape, size, texture, objects, background), then explain how "
-    "the user's text instruction should alter or modify the image. Generate "
-    "a new image that meets the user's requirements while maintaining "
-    "consistency with the original input where appropriate.<|im_end|>\n"
-    "<|im_start|>user\n{}<|im_end|>\n<|im_start|>assistant\n";
-constexpr int kEditDropped = 64;
 
 /// The built-in VAE a vae/config.json describes: base_dim 96 (the published
 /// one) or 8 (tiny).
@@ -97,14 +80,15 @@ class QwenImagePipeline final : public mold::DiffusionPipeline {
       : DiffusionPipeline(kFamily, "Qwen-Image", options),
         edit_(is_edit_model(options.model)) {
     const bool seeded = this->seeded();
+    std::shared_ptr<const mold::BpeTokenizer> tokenizer;
     areas_ = arch_ == "tiny" ? EditAreas::tiny() : EditAreas::published();
     if (seeded) {
-      tokenizer_ =
+      tokenizer =
           std::make_shared<const mold::BpeTokenizer>(mold::BpeTokenizer::load(
               factories.tokenizer_json, factories.tokenizer_config));
     } else {
       const fs::path& dir = *options.model_dir;
-      tokenizer_ = std::make_shared<const mold::BpeTokenizer>(
+      tokenizer = std::make_shared<const mold::BpeTokenizer>(
           mold::BpeTokenizer::load(dir / "tokenizer"));
       scheduler_ = mold::FlowMatchConfig::from_json(
           mold::JsonConfig::read(dir / "scheduler" / "scheduler_config.json"));
@@ -120,6 +104,8 @@ class QwenImagePipeline final : public mold::DiffusionPipeline {
     std::unique_ptr<mold::Denoiser> transformer =
         make_qwen_image_transformer(arch_of(kTransformer));
     encoder_config_ = text_encoder->config();
+    prompt_.emplace(tokenizer, encoder_config_.image_token_id,
+                    encoder_config_.vision.spatial_merge_size, edit_);
     text_dims_ = text_encoder_dims(encoder_config_);
     vision_dims_ = vision_dims(encoder_config_.vision);
     const auto& t =
@@ -348,54 +334,12 @@ class QwenImagePipeline final : public mold::DiffusionPipeline {
     for (std::size_t i = 0; i < r.images.size(); ++i)
       p.images.push_back(
           prepare_edit_image(r.images[i], areas_, encoder_config_.vision, i));
-    p.prompt_ids = prompt_ids(r.prompt, p.images);
-    if (uses_cfg(r)) p.negative_ids = prompt_ids(r.negative_prompt, p.images);
+    std::vector<PatchGrid> grids;
+    for (const PreparedImage& image : p.images)
+      grids.push_back({image.vision.grid_h, image.vision.grid_w});
+    p.prompt_ids = prompt_->ids(r.prompt, grids);
+    if (uses_cfg(r)) p.negative_ids = prompt_->ids(r.negative_prompt, grids);
     return p;
-  }
-
-  /// The template around `prompt` (and an edit's "Picture N:" parts), each
-  /// image's <|image_pad|> repeated for its merged patches, as the processor
-  /// expands it. Text-to-image truncates at 1024 tokens after the dropped
-  /// ones (the tokenizer's max_length).
-  std::vector<int64_t> prompt_ids(
-      const std::string& prompt,
-      const std::vector<PreparedImage>& images) const {
-    std::string text;
-    if (edit_) {
-      std::string pictures;
-      for (std::size_t i = 0; i < images.size(); ++i)
-        pictures += fmt::format(
-            "Picture {}: <|vision_start|><|image_pad|><|vision_end|>", i + 1);
-      text = fmt::format(kEditTemplate, pictures + prompt);
-    } else {
-      text = fmt::format(kTextTemplate, prompt);
-    }
-    const std::vector<std::int32_t> ids = tokenizer_->encode(text);
-    std::vector<int64_t> out;
-    std::size_t image = 0;
-    for (const std::int32_t id : ids) {
-      if (edit_ && id == encoder_config_.image_token_id &&
-          image < images.size()) {
-        const int64_t m = encoder_config_.vision.spatial_merge_size;
-        const int64_t n =
-            images[image].vision.grid_h / m * (images[image].vision.grid_w / m);
-        out.insert(out.end(), std::size_t(n), id);
-        ++image;
-      } else {
-        out.push_back(id);
-      }
-    }
-    if (!edit_ && out.size() > std::size_t(1024 + kTextDropped))
-      out.resize(1024 + kTextDropped);
-    return out;
-  }
-
-  int dropped() const { return edit_ ? kEditDropped : kTextDropped; }
-  /// The text tokens the denoiser attends to.
-  int kept_tokens(const std::vector<int64_t>& ids) const {
-    int n = std::max(0, int(ids.size()) - dropped());
-    if (!edit_) n = std::min(n, kMaxSequenceLength);
-    return n;
   }
 
   mold::Workload workload(std::string_view op, const mold::GenerateRequest& r,
@@ -440,10 +384,10 @@ class QwenImagePipeline final : public mold::DiffusionPipeline {
         phases.back().estimate = tiny_vae_estimate(phases.back().workload);
     }
     {
-      mold::Workload w =
-          workload(mold::ops::kDenoise, r,
-                   std::max(kept_tokens(prepared.prompt_ids),
-                            cfg ? kept_tokens(prepared.negative_ids) : 0));
+      mold::Workload w = workload(
+          mold::ops::kDenoise, r,
+          std::max(prompt_->kept_tokens(prepared.prompt_ids),
+                   cfg ? prompt_->kept_tokens(prepared.negative_ids) : 0));
       w.images = vae_sizes;
       phases.push_back(planned(std::move(w), kTransformer, r.steps));
     }
@@ -550,11 +494,11 @@ class QwenImagePipeline final : public mold::DiffusionPipeline {
       } else {
         states = encoder.encode(input, at::ones_like(input));
       }
-      const int kept = kept_tokens(ids);
+      const int kept = prompt_->kept_tokens(ids);
       if (kept == 0)
         throw mold::InvalidArgument(
             "the prompt left no tokens after the template's system turn");
-      hidden = states.narrow(1, dropped(), kept).to(at::kCPU);
+      hidden = states.narrow(1, prompt_->dropped(), kept).to(at::kCPU);
       scope.set_detail(
           fmt::format("{} tokens, {} after the template's", ids.size(), kept));
     });
@@ -563,7 +507,6 @@ class QwenImagePipeline final : public mold::DiffusionPipeline {
 
   bool edit_;
   EditAreas areas_;
-  std::shared_ptr<const mold::BpeTokenizer> tokenizer_;
   mold::FlowMatchConfig scheduler_;
   Qwen25VLConfig encoder_config_;
   TextEncoderDims text_dims_;
@@ -571,6 +514,7 @@ class QwenImagePipeline final : public mold::DiffusionPipeline {
   TransformerDims transformer_dims_;
   std::shared_ptr<const QwenImageEstimators> estimators_;
   mold::EncodingMemo memo_;
+  std::optional<QwenPrompt> prompt_;
 };
 
 }  // namespace
