@@ -6,6 +6,7 @@
 #include <mold/base/text.hpp>
 #include <mold/catalog/arch_config.hpp>
 #include <mold/model/decoder_layer.hpp>
+#include <mold/tensor/rms_norm.hpp>
 #include <utility>
 
 namespace qwen_image {
@@ -96,7 +97,7 @@ void Qwen25VLTextEncoder::check_ids(const at::Tensor& ids) const {
 at::Tensor Qwen25VLTextEncoder::rms_norm(const at::Tensor& x,
                                          const std::string& weight,
                                          double eps) const {
-  return mold::decoder_rms_norm(x, p(weight), eps);
+  return mold::transformers_rms_norm(x, p(weight), eps);
 }
 
 at::Tensor Qwen25VLTextEncoder::linear(const at::Tensor& x,

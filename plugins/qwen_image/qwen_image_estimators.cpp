@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <mold/base/error.hpp>
+#include <mold/catalog/arch_names.hpp>
 #include <mold/estimate/attention_chunk.hpp>
 
 #include "qwen25vl_config.hpp"
@@ -17,7 +18,7 @@ constexpr long kImagePatch = 16;  // pixels per transformer token side
 constexpr double kFloat32 = 4;
 
 void require_builtin(const std::string& arch, const char* op) {
-  if (arch != "default" && arch != "tiny")
+  if (arch != mold::archs::kDefault && arch != mold::archs::kTiny)
     throw mold::InvalidArgument(fmt::format(
         "no qwen_image {} estimate for architecture '{}': only 'default' and "
         "'tiny'",
@@ -25,8 +26,8 @@ void require_builtin(const std::string& arch, const char* op) {
 }
 
 Qwen25VLConfig encoder_config(const std::string& arch) {
-  return arch == "tiny" ? Qwen25VLConfig::tiny_config()
-                        : Qwen25VLConfig::default_config();
+  return arch == mold::archs::kTiny ? Qwen25VLConfig::tiny_config()
+                                    : Qwen25VLConfig::default_config();
 }
 
 }  // namespace
@@ -67,7 +68,7 @@ VisionDims vision_dims(const std::string& arch) {
 
 TransformerDims transformer_dims(const std::string& arch) {
   require_builtin(arch, "denoise");
-  return transformer_dims(arch == "tiny"
+  return transformer_dims(arch == mold::archs::kTiny
                               ? QwenImageTransformerConfig::tiny_config()
                               : QwenImageTransformerConfig::default_config());
 }

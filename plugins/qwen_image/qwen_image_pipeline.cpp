@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <cmath>
 #include <mold/base/error.hpp>
+#include <mold/catalog/arch_names.hpp>
 #include <mold/catalog/components.hpp>
 #include <mold/config/json_config.hpp>
 #include <mold/estimate/workload.hpp>
@@ -49,8 +50,8 @@ std::string vae_arch(const fs::path& vae_dir) {
     throw mold::ConfigError(config.origin(), 0, "z_dim",
                             "is not 16; Qwen-Image's VAE has 16 latent "
                             "channels");
-  if (base == 96) return "default";
-  if (base == 8) return "tiny";
+  if (base == 96) return mold::archs::kDefault;
+  if (base == 8) return mold::archs::kTiny;
   throw mold::ConfigError(
       config.origin(), 0, "base_dim",
       fmt::format("is {}; mold's Qwen-Image VAE has 96 (the published one) "
@@ -81,7 +82,8 @@ class QwenImagePipeline final : public mold::DiffusionPipeline {
         edit_(is_edit_model(options.model)) {
     const bool seeded = this->seeded();
     std::shared_ptr<const mold::BpeTokenizer> tokenizer;
-    areas_ = arch_ == "tiny" ? EditAreas::tiny() : EditAreas::published();
+    areas_ = arch_ == mold::archs::kTiny ? EditAreas::tiny()
+                                         : EditAreas::published();
     if (seeded) {
       tokenizer =
           std::make_shared<const mold::BpeTokenizer>(mold::BpeTokenizer::load(
@@ -152,7 +154,7 @@ class QwenImagePipeline final : public mold::DiffusionPipeline {
     // An edit's size follows its last image at the VAE's area
     // (calculate_dimensions, then multiples of 16); text-to-image's is
     // square.
-    int width = arch_ == "tiny" ? 256 : 1024, height = width;
+    int width = arch_ == mold::archs::kTiny ? 256 : 1024, height = width;
     if (edit_) {
       const at::Tensor& last = r.images.back();
       const mold::ImageSize size =
@@ -380,8 +382,6 @@ class QwenImagePipeline final : public mold::DiffusionPipeline {
       w.width = size.width;
       w.height = size.height;
       phases.push_back(planned(std::move(w), kVae, 0));
-      if (arch_ != "default")
-        phases.back().estimate = tiny_vae_estimate(phases.back().workload);
     }
     {
       mold::Workload w = workload(
@@ -394,7 +394,6 @@ class QwenImagePipeline final : public mold::DiffusionPipeline {
     {
       mold::Workload w = workload(mold::ops::kVaeDecode, r, 0);
       phases.push_back(planned(w, kVae, 0));
-      if (arch_ != "default") phases.back().estimate = tiny_vae_estimate(w);
     }
     // The registered estimators know the built-in architectures; a model
     // directory's is estimated here, from the sizes its config.json gave.
@@ -411,44 +410,6 @@ class QwenImagePipeline final : public mold::DiffusionPipeline {
       }
     }
     return phases;
-  }
-
-  /// The registered VAE estimators describe the published VAE (base 96).
-  /// The tiny one's working memory, measured on the cpu backend (mold run
-  /// qwen-image --tiny --json, float32, each vae phase's peak above what
-  /// was allocated when it started, decode at 64^2 .. 640^2 in steps of
-  /// 64; encode within 0.5% of decode): up to 320^2 the convolutions' 56.3
-  /// B per pixel per element byte (56.81 at 64^2); from 384^2 on the
-  /// mid-block attention over the (H/8)(W/8) latent tokens, 8.08 B per
-  /// score in float32 (384^2 and 640^2 solved: 1.19 MB + 8.081 B x
-  /// tokens^2; 448^2 and 512^2 come out at 0.997x and 0.998x). So the
-  /// larger of 56.81 B/px and 1.3 MB + 2.025 B per score per element byte,
-  /// + 5%.
-  mold::Estimate tiny_vae_estimate(const mold::Workload& w) const {
-    constexpr double kPerPixel = 56.81, kPerScore = 2.025, kFixed = 1.3e6;
-    constexpr double kHeadroom = 1.05;
-    const double element = double(mold::dtype_size(options_.dtype));
-    const double pixels = double(w.width) * double(w.height);
-    const double tokens = pixels / 64;
-    const double convolutions = kPerPixel * pixels * element * kHeadroom;
-    const double attention =
-        (kFixed + kPerScore * tokens * tokens * element) * kHeadroom;
-    mold::Estimate e;
-    e.bytes = mold::Bytes(std::max(convolutions, attention));
-    if (convolutions >= attention)
-      e.terms.push_back({"activations", e.bytes,
-                         fmt::format("{} x {} px x {} B x {}", kPerPixel,
-                                     w.width * w.height, element, kHeadroom)});
-    else
-      e.terms.push_back(
-          {"attention scores", e.bytes,
-           fmt::format("({} B + {} x {}^2 latent tokens x {} B) x {}", kFixed,
-                       kPerScore, long(tokens), element, kHeadroom)});
-    e.calibrated = options_.backend == "cpu";
-    e.source =
-        "qwen_image_pipeline.cpp: the tiny Qwen-Image VAE, measured by the "
-        "cpu backend's tracking allocator (float32, 64x64 to 640x640), + 5%";
-    return e;
   }
 
   at::Tensor vision_encode(const mold::PlannedPhase& phase,

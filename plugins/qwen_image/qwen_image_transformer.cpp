@@ -7,6 +7,7 @@
 #include <mold/base/text.hpp>
 #include <mold/catalog/arch_config.hpp>
 #include <mold/tensor/chunked_attention.hpp>
+#include <mold/tensor/rms_norm.hpp>
 #include <mold/tensor/rotary.hpp>
 #include <mold/tensor/timestep_embedding.hpp>
 #include <numeric>
@@ -107,19 +108,9 @@ at::Tensor QwenImageTransformer::linear(const at::Tensor& x,
                     p(prefix + ".bias"));
 }
 
-// diffusers' RMSNorm: the mean square in float32, the normalised values
-// cast to a half-precision weight's dtype before the scale.
 at::Tensor QwenImageTransformer::rms_norm(const at::Tensor& x,
                                           const std::string& weight) const {
-  const at::Tensor& w = p(weight);
-  at::Tensor h;
-  {
-    const at::Tensor variance = x.to(at::kFloat).pow(2).mean(-1, true);
-    h = x * at::rsqrt(variance + kNormEps);
-  }
-  if (w.scalar_type() == at::kHalf || w.scalar_type() == at::kBFloat16)
-    h = h.to(w.scalar_type());
-  return h.mul_(w);
+  return mold::diffusers_rms_norm(x, p(weight), kNormEps);
 }
 
 at::Tensor QwenImageTransformer::timestep_embedding(const at::Tensor& t) const {

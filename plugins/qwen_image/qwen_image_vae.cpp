@@ -2,6 +2,7 @@
 
 #include <cmath>
 #include <mold/base/error.hpp>
+#include <mold/catalog/arch_names.hpp>
 #include <vector>
 
 // Single images through a video VAE: every causal 3-D convolution sees its
@@ -229,9 +230,9 @@ class QwenImageVae final : public Vae {
 
 std::unique_ptr<Vae> declare_qwen_image_vae(const std::string& arch) {
   std::unique_ptr<Vae> vae;
-  if (arch == "default")
+  if (arch == mold::archs::kDefault)
     vae = std::make_unique<QwenImageVae>(arch, 96);
-  else if (arch == "tiny")
+  else if (arch == mold::archs::kTiny)
     vae = std::make_unique<QwenImageVae>(arch, 8);
   else
     throw InvalidArgument(

@@ -1,6 +1,7 @@
 #include "flux_vae.hpp"
 
 #include <mold/base/error.hpp>
+#include <mold/catalog/arch_names.hpp>
 #include <vector>
 
 namespace zimage {
@@ -187,10 +188,10 @@ class FluxVae final : public Vae {
 
 std::unique_ptr<Vae> declare_flux_vae(const std::string& arch) {
   std::unique_ptr<Vae> vae;
-  if (arch == "default")
+  if (arch == mold::archs::kDefault)
     vae = std::make_unique<FluxVae>(
         arch, std::vector<int64_t>{128, 256, 512, 512}, 32);
-  else if (arch == "tiny")
+  else if (arch == mold::archs::kTiny)
     vae = std::make_unique<FluxVae>(arch, std::vector<int64_t>{32, 32, 64, 64},
                                     32);
   else

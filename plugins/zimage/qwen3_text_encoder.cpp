@@ -6,6 +6,7 @@
 #include <mold/base/text.hpp>
 #include <mold/catalog/arch_config.hpp>
 #include <mold/model/decoder_layer.hpp>
+#include <mold/tensor/rms_norm.hpp>
 #include <mold/tensor/weight_set.hpp>
 #include <utility>
 
@@ -70,7 +71,7 @@ void Qwen3TextEncoder::check_inputs(const at::Tensor& ids,
 
 at::Tensor Qwen3TextEncoder::rms_norm(const at::Tensor& x,
                                       const std::string& weight) const {
-  return mold::decoder_rms_norm(x, p(weight), config_.rms_norm_eps);
+  return mold::transformers_rms_norm(x, p(weight), config_.rms_norm_eps);
 }
 
 at::Tensor Qwen3TextEncoder::decoder_layer(const at::Tensor& x, int64_t layer,

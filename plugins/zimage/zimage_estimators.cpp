@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <mold/base/error.hpp>
+#include <mold/catalog/arch_names.hpp>
 #include <mold/estimate/attention_chunk.hpp>
 
 #include "qwen3_config.hpp"
@@ -21,7 +22,7 @@ long round_up(long value, long multiple) {
 }
 
 void require_built_in(const std::string& arch, const char* op) {
-  if (arch != "default" && arch != "tiny")
+  if (arch != mold::archs::kDefault && arch != mold::archs::kTiny)
     throw mold::InvalidArgument(fmt::format(
         "no zimage {} estimate for architecture '{}': only 'default' and "
         "'tiny'",
@@ -48,13 +49,14 @@ TransformerDims transformer_dims(const ZImageTransformerConfig& c) {
 
 TextEncoderDims text_encoder_dims(const std::string& arch) {
   require_built_in(arch, "text_encode");
-  return text_encoder_dims(arch == "tiny" ? Qwen3Config::tiny_config()
-                                          : Qwen3Config::default_config());
+  return text_encoder_dims(arch == mold::archs::kTiny
+                               ? Qwen3Config::tiny_config()
+                               : Qwen3Config::default_config());
 }
 
 TransformerDims transformer_dims(const std::string& arch) {
   require_built_in(arch, "denoise");
-  return transformer_dims(arch == "tiny"
+  return transformer_dims(arch == mold::archs::kTiny
                               ? ZImageTransformerConfig::tiny_config()
                               : ZImageTransformerConfig::default_config());
 }

@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 
 #include <mold/base/error.hpp>
+#include <mold/catalog/arch_names.hpp>
 #include <mold/catalog/components.hpp>
 #include <mold/config/json_config.hpp>
 #include <mold/estimate/workload.hpp>
@@ -45,8 +46,10 @@ std::string vae_arch(const fs::path& vae_dir) {
       kLatentChannels)
     throw mold::ConfigError(config.origin(), 0, "latent_channels",
                             "is not 16; Z-Image's VAE has 16 latent channels");
-  if (channels == std::vector<int64_t>{128, 256, 512, 512}) return "default";
-  if (channels == std::vector<int64_t>{32, 32, 64, 64}) return "tiny";
+  if (channels == std::vector<int64_t>{128, 256, 512, 512})
+    return mold::archs::kDefault;
+  if (channels == std::vector<int64_t>{32, 32, 64, 64})
+    return mold::archs::kTiny;
   throw mold::ConfigError(
       config.origin(), 0, "block_out_channels",
       fmt::format("is {}; mold's FLUX VAE has [128, 256, 512, 512] (the "
@@ -106,7 +109,7 @@ class ZImagePipeline final : public mold::DiffusionPipeline {
           "{} makes images from text and takes no source image (--image, "
           "\"images\"); use qwen-image-edit-2511 to edit one",
           options_.model));
-    const int default_size = arch_ == "tiny" ? 256 : 1024;
+    const int default_size = arch_ == mold::archs::kTiny ? 256 : 1024;
     if (r.width == 0) r.width = default_size;
     if (r.height == 0) r.height = default_size;
     if (r.steps == 0) r.steps = 8;      // Z-Image-Turbo's 8 model evaluations
@@ -143,7 +146,6 @@ class ZImagePipeline final : public mold::DiffusionPipeline {
         workload(mold::ops::kDenoise, r, cfg ? 2 : 1, prompt_tokens), r.steps));
     phases.push_back(planned(mold::ops::kVaeDecode, kVae,
                              workload(mold::ops::kVaeDecode, r, 1, 0), 0));
-    if (arch_ != "default") phases.back().estimate = tiny_vae_estimate(r);
     // The registered estimators know the built-in architectures; a model
     // directory's is estimated here, from the sizes its config.json gave.
     if (options_.model_dir && estimators_) {
@@ -273,27 +275,6 @@ class ZImagePipeline final : public mold::DiffusionPipeline {
   /// guidance_scale > 0).
   static bool uses_cfg(const mold::GenerateRequest& r) {
     return *r.guidance > 0;
-  }
-
-  /// The registered VAE estimators describe the published VAE (channels
-  /// 128/256/512/512). The tiny one's constant was measured the same way on
-  /// the cpu backend: 128-134 bytes per pixel per element byte from 64x64 to
-  /// 512x512 (mold run --tiny --json, float32), + 5%.
-  mold::Estimate tiny_vae_estimate(const mold::GenerateRequest& r) const {
-    constexpr double kBytesPerPixel = 141;
-    mold::Estimate e;
-    const double bytes = kBytesPerPixel * r.width * r.height *
-                         double(mold::dtype_size(options_.dtype));
-    e.bytes = mold::Bytes(bytes);
-    e.terms.push_back(
-        {"activations", e.bytes,
-         fmt::format("{} x {} px x {} B", kBytesPerPixel, r.width * r.height,
-                     mold::dtype_size(options_.dtype))});
-    e.calibrated = options_.backend == "cpu";
-    e.source =
-        "zimage_pipeline.cpp: the tiny FLUX VAE's decode, measured by the cpu "
-        "backend's tracking allocator (float32, 64x64 to 512x512), + 5%";
-    return e;
   }
 
   std::vector<std::int32_t> prompt_ids(const std::string& prompt) const {

@@ -271,3 +271,81 @@ TEST_CASE(
     if (t["constant"] == "attention_factor") attention_term = t["basis"] > 0;
   CHECK(attention_term);
 }
+
+TEST_CASE(
+    "molddiag calibrate --arch tiny --write fills the tiny VAE's own table, "
+    "with an attention term from --attention-from",
+    "[cli][calibrate]") {
+  TempDir home;
+  const fs::path shipped =
+      fs::path(mold::test::kPluginDir) / "qwen_image.calibration.toml";
+  const std::string before = read_text(shipped);
+  const fs::path dir = fs::path(home.path()) / "config/mold/calibration";
+  fs::create_directories(dir);
+  const fs::path copy = dir / "qwen_image.calibration.toml";
+  fs::copy_file(shipped, copy);
+
+  auto r =
+      run_molddiag({"calibrate", "--family", "qwen_image", "--op", "vae_decode",
+                    "--arch", "tiny", "--sizes", "64,128,320,384",
+                    "--attention-from", "320", "--write", copy.string()});
+  INFO(r.err);
+  REQUIRE(r.exit_code == 0);
+  const std::string after = read_text(copy);
+  const std::string table = table_text(after, "[vae_decode.cpu.tiny]");
+  CHECK_THAT(table, Catch::Contains("--arch tiny --sizes 64,128,320,384") &&
+                        Catch::Contains("--attention-from 320") &&
+                        Catch::Contains("attention_fixed_bytes = ") &&
+                        Catch::Contains("bytes_per_latent_score = ") &&
+                        Catch::Contains("points = [[4096, "));
+  // The published VAE's table is the one it was.
+  CHECK(table_text(after, "[vae_decode.cpu]") ==
+        table_text(before, "[vae_decode.cpu]"));
+
+  // The estimator takes the tiny table for the tiny architecture only.
+  auto env = mold::test::isolated_env(home);
+  auto estimate = [&](const std::string& arch, const std::string& size) {
+    const auto e = mold::test::run_process(
+        mold::test::kMolddiag,
+        {"estimate", "--family", "qwen_image", "--op", "vae_decode",
+         "--backend", "cpu", "--width", size, "--height", size, "--arch", arch,
+         "--dtype", "float32", "--json"},
+        env);
+    INFO(e.err);
+    REQUIRE(e.exit_code == 0);
+    return nlohmann::json::parse(e.out);
+  };
+  const auto tiny = estimate("tiny", "512");
+  CHECK_THAT(tiny["source"].get<std::string>(),
+             Catch::Contains("[vae_decode.cpu.tiny]") &&
+                 Catch::Contains("--attention-from 320"));
+  CHECK(tiny["terms"][0]["name"] == "attention scores");
+  const auto published = estimate("default", "512");
+  CHECK_THAT(published["source"].get<std::string>(),
+             Catch::Contains("[vae_decode.cpu]"));
+
+  // What --attention-from needs.
+  const std::vector<std::pair<std::vector<std::string>, std::string>> bad = {
+      {{"--sizes", "64,320", "--attention-from", "320"},
+       "give at least two sizes from 320 on"},
+      {{"--sizes", "320,384", "--attention-from", "320"}, "and one below"},
+      {{"--sizes", "64,320,384", "--attention-from", "320", "--dtype",
+        "float32,bfloat16"},
+       "--attention-from takes one --dtype"},
+      {{"--attention-from", "4"}, "give a size from 8 to 16384"},
+  };
+  for (const auto& [extra, message] : bad) {
+    std::vector<std::string> args = {"calibrate", "--family",   "qwen_image",
+                                     "--op",      "vae_decode", "--arch",
+                                     "tiny"};
+    args.insert(args.end(), extra.begin(), extra.end());
+    const auto e = run_molddiag(args);
+    INFO(e.err);
+    CHECK(e.exit_code == 2);
+    CHECK_THAT(e.err, Catch::Contains(message));
+  }
+  r = run_molddiag({"calibrate", "--family", "qwen_image", "--op",
+                    "text_encode", "--attention-from", "320"});
+  CHECK(r.exit_code == 2);
+  CHECK_THAT(r.err, Catch::Contains("--attention-from is for the VAE ops"));
+}

@@ -6,6 +6,7 @@
 #include <mold/estimate/calibration.hpp>
 #include <mold/estimate/sequence_model.hpp>
 #include <mold/plugin/registrar.hpp>
+#include <mold/plugin/registry.hpp>
 #include <sstream>
 
 #include "support/paths.hpp"
@@ -588,4 +589,94 @@ calibrated = true
   CHECK_THROWS_WITH(CalibrationFile::load(bad),
                     Catch::Contains("float32_bytes_per_pixel': must be a "
                                     "number of at least 0"));
+}
+
+TEST_CASE(
+    "an architecture's VAE table and the attention term over latent tokens",
+    "[calibration]") {
+  TempDir dir;
+  const auto path = dir.write("fam.calibration.toml", R"(
+[vae_decode.cpu]
+bytes_per_pixel = 600
+calibrated = true
+source = "published"
+
+[vae_decode.cpu.tiny]
+bytes_per_pixel = 50
+headroom = 1.05
+attention_fixed_bytes = 1000000
+bytes_per_latent_score = 2
+calibrated = true
+source = "tiny"
+)");
+  const auto file = CalibrationFile::load(path);
+  REQUIRE(file.find("vae_decode", "cpu"));
+  CHECK(file.find("vae_decode", "cpu")->bytes_per_pixel == 600);
+  const PixelLinearModel* tiny = file.find("vae_decode", "cpu", "tiny");
+  REQUIRE(tiny);
+  CHECK(tiny->arch == "tiny");
+  CHECK_FALSE(file.find("vae_decode", "cpu", "huge"));
+
+  Workload w{"fam", "", "vae_decode", "cpu", "float32", 1, 64, 64};
+  w.arch = "tiny";
+  // 64x64 px: 64 latent tokens; the convolutions' 50 x 4096 x 4 = 819200 B
+  // against (1e6 + 2 x 64^2 x 4) x 1.05 = 1084406 B: the attention.
+  Estimate e = tiny->estimate(w);
+  CHECK(e.bytes == 1084406);
+  REQUIRE(e.terms.size() == 1);
+  CHECK(e.terms[0].name == "attention scores");
+  CHECK_THAT(e.source, Catch::Contains("[vae_decode.cpu.tiny]: tiny"));
+  // 32x32 px: 16 tokens; 50 x 1024 x 4 = 204800 B against 1052150 B.
+  w.width = w.height = 32;
+  CHECK(tiny->estimate(w).bytes == 1052150);
+  // Where the convolutions are larger they are the estimate, as one term:
+  // 8x4096 px is 512 tokens, (1e6 + 2 x 512^2 x 4) x 1.05 = 3252010 B
+  // against 50 x 32768 x 4 = 6553600 B.
+  w.height = 8;
+  w.width = 4096;
+  e = tiny->estimate(w);
+  CHECK(e.bytes == 6553600);
+  REQUIRE(e.terms.size() == 1);
+  CHECK(e.terms[0].name == "activations");
+  w.height = 64;
+  w.width = 64;
+  // Without the attention keys, only the activations count.
+  const auto flat =
+      dir.write("flat.toml", "[vae_decode.cpu]\nbytes_per_pixel = 50\n");
+  CHECK(CalibrationFile::load(flat)
+            .find("vae_decode", "cpu")
+            ->estimate(w)
+            .bytes == 819200);
+
+  // The registered estimator picks the workload's architecture's table.
+  Registrar registrar("fam", std::filesystem::path(dir.path()) / "fam.so");
+  file.register_estimators(registrar, "fam");
+  Registry registry;
+  registry.commit(std::move(registrar), {"fam", "1", "", "", {}});
+  w.arch = "tiny";
+  CHECK(registry.estimate(w).bytes == 1084406);
+  w.arch = "default";
+  CHECK(registry.estimate(w).bytes == 600ull * 4096 * 4);
+
+  struct Case {
+    const char* text;
+    const char* expected;
+  };
+  const Case cases[] = {
+      {"[vae_decode.cpu]\nbytes_per_pixel = 1\n[vae_decode.cpu.tiny]\n"
+       "calibrated = true\n",
+       "vae_decode.cpu.tiny.bytes_per_pixel': is missing"},
+      {"[vae_decode.cpu]\nbytes_per_pixel = 1\n[vae_decode.cpu.tiny]\n"
+       "bytes_per_pixel = 1\nbytes_per_latent_score = -2\n",
+       ":5: key 'vae_decode.cpu.tiny.bytes_per_latent_score'"},
+      {"[vae_decode.cpu]\nbytes_per_pixel = 1\n[vae_decode.cpu.tiny.x]\n"
+       "bytes_per_pixel = 1\n",
+       "holds numbers only"},
+  };
+  for (const auto& c : cases) {
+    const auto bad = dir.write("bad.calibration.toml", c.text);
+    INFO(c.text);
+    CHECK_THROWS_WITH(CalibrationFile::load(bad),
+                      Catch::Contains(bad) && Catch::Contains(c.expected));
+  }
 }

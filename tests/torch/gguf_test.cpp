@@ -8,14 +8,17 @@
 #include <cstring>
 #include <fstream>
 #include <iterator>
+#include <map>
 #include <mold/tensor/ggml_quant.hpp>
 #include <mold/tensor/gguf_file.hpp>
 #include <mold/tensor/quantized_tensor.hpp>
 #include <random>
+#include <sstream>
 
 #include "support/aten_for_tests.hpp"
 #include "support/gguf_writer.hpp"
 #include "support/mutations.hpp"
+#include "support/paths.hpp"
 #include "support/process.hpp"
 
 using namespace mold;
@@ -48,6 +51,10 @@ std::pair<int, int> six_bit(const std::uint8_t* p, int s) {
           (p[s + 4] >> 4) | ((p[s] >> 6) << 4)};
 }
 
+/// IQ4_NL's and IQ4_XS's code book.
+constexpr int kLevels[16] = {-127, -104, -83, -65, -49, -35, -22, -10,
+                             1,    13,   25,  38,  53,  69,  89,  113};
+
 float spec_value(GgmlType type, const Block& b, std::size_t e) {
   const std::uint8_t* p = b.data();
   auto h = [&](std::size_t at) {
@@ -74,6 +81,32 @@ float spec_value(GgmlType type, const Block& b, std::size_t e) {
     const auto [scale, min] = six_bit(p + 4, sub);
     return h(0) * float(scale) * float(q) - h(2) * float(min);
   }
+  case GgmlType::q2_k:
+  case GgmlType::q3_k: {
+    // 2 low bits: byte l of each half's 32, shifted by 2 g for the g-th
+    // pair of sub-blocks of 16.
+    const bool three = type == GgmlType::q3_k;
+    const std::size_t half = e / 128, r = e % 128, g = r / 32, l = r % 32;
+    const int low = (p[(three ? 32 : 16) + half * 32 + l] >> (2 * g)) & 3;
+    const std::size_t sub = e / 16;
+    if (!three)
+      return h(80) * float(p[sub] & 0xF) * float(low) -
+             h(82) * float(p[sub] >> 4);
+    const int high = (p[l] >> (4 * half + g)) & 1;  // hmask, inverted
+    const std::uint8_t* s = p + 96;
+    const int scale = (sub < 8 ? s[sub] & 0xF : s[sub - 8] >> 4) |
+                      (((s[8 + sub % 4] >> (2 * (sub / 4))) & 3) << 4);
+    return h(108) * float(scale - 32) * float(low - (high ? 0 : 4));
+  }
+  case GgmlType::iq4_nl:
+    return h(0) * float(kLevels[low_or_high(p + 2, e)]);
+  case GgmlType::iq4_xs: {
+    const std::size_t sub = e / 32, j = e % 32;
+    const int low = (p[4 + sub / 2] >> (4 * (sub % 2))) & 0xF;
+    const int high = ((p[2] | (p[3] << 8)) >> (2 * sub)) & 3;
+    return h(0) * float((low | (high << 4)) - 32) *
+           float(kLevels[low_or_high(p + 8 + sub * 16, j)]);
+  }
   case GgmlType::q6_k: {
     const std::size_t half = e / 128, r = e % 128, g = r / 32, l = r % 32;
     const std::uint8_t low = p[half * 64 + (g % 2) * 32 + l];
@@ -90,8 +123,9 @@ float spec_value(GgmlType type, const Block& b, std::size_t e) {
 }
 
 const std::vector<GgmlType> kQuantized = {
-    GgmlType::q4_0, GgmlType::q4_1, GgmlType::q5_0, GgmlType::q5_1,
-    GgmlType::q8_0, GgmlType::q4_k, GgmlType::q5_k, GgmlType::q6_k};
+    GgmlType::q4_0, GgmlType::q4_1, GgmlType::q5_0,   GgmlType::q5_1,
+    GgmlType::q8_0, GgmlType::q2_k, GgmlType::q3_k,   GgmlType::q4_k,
+    GgmlType::q5_k, GgmlType::q6_k, GgmlType::iq4_nl, GgmlType::iq4_xs};
 
 /// Random bytes with the block's halves set to finite values.
 Block random_block(GgmlType type, std::mt19937& random) {
@@ -102,6 +136,13 @@ Block random_block(GgmlType type, std::mt19937& random) {
   const bool k = info.block_elements == 256;
   if (type == GgmlType::q6_k) {
     put_half(b, 208, scale(random));
+  } else if (type == GgmlType::q2_k) {
+    put_half(b, 80, std::abs(scale(random)) / 16);
+    put_half(b, 82, std::abs(scale(random)) / 16);
+  } else if (type == GgmlType::q3_k) {
+    put_half(b, 108, scale(random) / 32);
+  } else if (type == GgmlType::iq4_nl || type == GgmlType::iq4_xs) {
+    put_half(b, 0, scale(random) / 128);
   } else {
     put_half(b, 0, k ? std::abs(scale(random)) / 64 : scale(random));
     if (type == GgmlType::q4_1 || type == GgmlType::q5_1 || k)
@@ -132,9 +173,10 @@ TEST_CASE("half and bfloat16 bit patterns convert exactly", "[gguf]") {
 
 TEST_CASE("the block sizes are the format's", "[gguf]") {
   const std::vector<std::pair<GgmlType, std::size_t>> bytes = {
-      {GgmlType::q4_0, 18},  {GgmlType::q4_1, 20}, {GgmlType::q5_0, 22},
-      {GgmlType::q5_1, 24},  {GgmlType::q8_0, 34}, {GgmlType::q4_k, 144},
-      {GgmlType::q5_k, 176}, {GgmlType::q6_k, 210}};
+      {GgmlType::q4_0, 18},  {GgmlType::q4_1, 20},   {GgmlType::q5_0, 22},
+      {GgmlType::q5_1, 24},  {GgmlType::q8_0, 34},   {GgmlType::q4_k, 144},
+      {GgmlType::q5_k, 176}, {GgmlType::q6_k, 210},  {GgmlType::q2_k, 84},
+      {GgmlType::q3_k, 110}, {GgmlType::iq4_nl, 18}, {GgmlType::iq4_xs, 136}};
   for (const auto& [type, size] : bytes) {
     const GgmlTypeInfo& info = *ggml_type_info(std::uint32_t(type));
     CHECK(info.block_bytes == size);
@@ -145,9 +187,12 @@ TEST_CASE("the block sizes are the format's", "[gguf]") {
   CHECK(ggml_bytes(*ggml_type_info(12), 512) == 288);
   CHECK_FALSE(ggml_bytes(*ggml_type_info(12), 100));
   CHECK(ggml_type_name(99) == "type 99");
-  CHECK_FALSE(ggml_type_info(11)->supported);  // Q3_K: not read (yet)
+  CHECK_FALSE(ggml_type_info(15)->supported);  // Q8_K: no model file has it
+  CHECK(ggml_type_name(20) == "IQ4_NL");
+  CHECK(ggml_type_name(23) == "IQ4_XS");
   CHECK(supported_ggml_types() ==
-        "F32, F16, Q4_0, Q4_1, Q5_0, Q5_1, Q8_0, Q4_K, Q5_K, Q6_K and BF16");
+        "F32, F16, Q4_0, Q4_1, Q5_0, Q5_1, Q8_0, Q2_K, Q3_K, Q4_K, Q5_K, Q6_K, "
+        "IQ4_NL, IQ4_XS and BF16");
 }
 
 TEST_CASE("hand-built blocks give the values worked out by hand", "[gguf]") {
@@ -228,6 +273,62 @@ TEST_CASE("hand-built blocks give the values worked out by hand", "[gguf]") {
   }
 }
 
+TEST_CASE("Q2_K, Q3_K, IQ4_NL and IQ4_XS blocks give ggml's own values",
+          "[gguf]") {
+  // tests/data/ggml_reference_blocks.txt: ggml's reference dequantization of
+  // one block per type (the file says how it was made).
+  std::ifstream in(std::string(mold::test::kDataDir) +
+                   "/ggml_reference_blocks.txt");
+  REQUIRE(in);
+  std::map<std::string, Block> bytes;
+  std::map<std::string, std::vector<std::uint32_t>> floats;
+  std::string line;
+  while (std::getline(in, line)) {
+    if (line.empty() || line[0] == '#') continue;
+    std::istringstream fields(line);
+    std::string name, kind;
+    fields >> name >> kind;
+    if (kind == "bytes") {
+      std::string hex;
+      fields >> hex;
+      for (std::size_t i = 0; i + 1 < hex.size(); i += 2)
+        bytes[name].push_back(
+            std::uint8_t(std::stoul(hex.substr(i, 2), nullptr, 16)));
+    } else {
+      std::string word;
+      while (fields >> word)
+        floats[name].push_back(std::uint32_t(std::stoul(word, nullptr, 16)));
+    }
+  }
+  const std::vector<std::pair<std::string, GgmlType>> types = {
+      {"Q2_K", GgmlType::q2_k},
+      {"Q3_K", GgmlType::q3_k},
+      {"IQ4_NL", GgmlType::iq4_nl},
+      {"IQ4_XS", GgmlType::iq4_xs}};
+  for (const auto& [name, type] : types) {
+    INFO(name);
+    const GgmlTypeInfo& info = *ggml_type_info(std::uint32_t(type));
+    const Block& b = bytes[name];
+    REQUIRE(b.size() == info.block_bytes);
+    REQUIRE(floats[name].size() == info.block_elements);
+    std::vector<float> y(info.block_elements);
+    dequantize_blocks(type, b.data(), y.size(), y.data());
+    const at::Tensor blob = at::from_blob(const_cast<std::uint8_t*>(b.data()),
+                                          {std::int64_t(b.size())}, at::kByte)
+                                .clone();
+    const at::Tensor by_ops = dequantize_by_tensor_ops(
+        make_quantized(type, {std::int64_t(y.size())}, blob));
+    for (std::size_t e = 0; e < y.size(); ++e) {
+      std::uint32_t got, ops;
+      std::memcpy(&got, &y[e], 4);
+      std::memcpy(&ops, by_ops.data_ptr<float>() + e, 4);
+      INFO("element " << e);
+      REQUIRE(got == floats[name][e]);
+      REQUIRE(ops == floats[name][e]);
+    }
+  }
+}
+
 TEST_CASE("every element of random blocks is the format description's",
           "[gguf]") {
   std::mt19937 random(42);
@@ -287,7 +388,7 @@ TEST_CASE(
       make_quantized(GgmlType::q4_0, {7, 32}, at::zeros({18}, at::kByte)),
       InvalidArgument);
   CHECK_THROWS_AS(
-      make_quantized(GgmlType::q3_k, {256}, at::zeros({110}, at::kByte)),
+      make_quantized(GgmlType::q8_k, {256}, at::zeros({292}, at::kByte)),
       InvalidArgument);
 }
 

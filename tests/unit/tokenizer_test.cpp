@@ -433,7 +433,7 @@ TEST_CASE("tokenizer: hostile and broken files are clear errors",
     CHECK_THROWS_WITH(load_texts(dir, "", "{}"),
                       Catch::Contains("is not valid JSON"));
     CHECK_THROWS_WITH(load_texts(dir, "[1, 2]", "{}"),
-                      Catch::Contains("not an object"));
+                      Catch::Contains("not a JSON object"));
     CHECK_THROWS_WITH(load_texts(dir, full, "{\"eos_token\": "),
                       Catch::Contains("tokenizer_config.json: is not valid "
                                       "JSON"));

@@ -4,6 +4,7 @@
 
 #include <filesystem>
 #include <mold/base/error.hpp>
+#include <mold/catalog/arch_names.hpp>
 #include <mold/catalog/model_dir.hpp>
 #include <mold/catalog/model_search.hpp>
 
@@ -56,7 +57,7 @@ mold::PipelineOptions pipeline_options(
   options.dtype = dtype;
   options.backend = backend;
   if (tiny) {
-    options.arch = mold::ArchSpec::parse("tiny");
+    options.arch = mold::ArchSpec::parse(mold::archs::kTiny);
     return options;
   }
   const std::vector<std::filesystem::path> flag_dirs(model_dirs.begin(),

@@ -13,7 +13,7 @@ void throw_missing_factory() {
 }
 
 ArchSpec ArchSpec::parse(const std::string& text) {
-  if (text == "default" || text == "tiny") {
+  if (text == archs::kDefault || text == archs::kTiny) {
     ArchSpec spec;
     spec.name = text;
     return spec;
@@ -27,13 +27,13 @@ ArchSpec ArchSpec::parse(const std::string& text) {
 
 ArchSpec ArchSpec::from_config(std::filesystem::path config) {
   ArchSpec spec;
-  spec.name = "config";
+  spec.name = archs::kConfig;
   spec.config = std::move(config);
   return spec;
 }
 
 std::string ArchSpec::describe() const {
-  return name == "config" ? "config " + config.string() : name;
+  return name == archs::kConfig ? "config " + config.string() : name;
 }
 
 Bytes ModelVariant::total_bytes() const {

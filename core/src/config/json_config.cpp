@@ -3,11 +3,9 @@
 #include <fmt/format.h>
 
 #include <cmath>
-#include <fstream>
-#include <nlohmann/json.hpp>
 
+#include "config/json_document.hpp"
 #include "mold/base/error.hpp"
-#include "mold/base/file_io.hpp"
 
 namespace mold {
 
@@ -37,11 +35,7 @@ std::string type_name(const json& value) {
   return "null";
 }
 
-std::string shown(const json& value) {
-  std::string text = value.dump(-1, ' ', false, json::error_handler_t::replace);
-  if (text.size() > 60) text = text.substr(0, 57) + "...";
-  return text;
-}
+using json_document::shown;
 
 }  // namespace
 
@@ -49,48 +43,35 @@ JsonConfig::JsonConfig(std::shared_ptr<const Document> document,
                        const void* node, std::string path)
     : document_(std::move(document)), node_(node), path_(std::move(path)) {}
 
+namespace {
+
+const json_document::Rules& config_rules() {
+  static const json_document::Rules rules{
+      kMaxConfigFile, "a JSON config",
+      "give the path of a JSON file (a model directory's config.json)"};
+  return rules;
+}
+
+}  // namespace
+
 JsonConfig JsonConfig::read(const fs::path& file) {
-  std::error_code ec;
-  if (!fs::is_regular_file(file, ec))
-    throw ConfigError(file, 0, "",
-                      fmt::format("it is {}, not a regular file; give the "
-                                  "path of a JSON file",
-                                  describe_file_type(file)));
-  const auto size = fs::file_size(file, ec);
-  if (ec)
-    throw ConfigError(
-        file, 0, "",
-        fmt::format("cannot read it ({}); check the path", ec.message()));
-  if (size > kMaxConfigFile)
-    throw ConfigError(file, 0, "",
-                      fmt::format("it is {} bytes, more than a JSON config's "
-                                  "limit of {}; is it the right file?",
-                                  size, kMaxConfigFile));
-  std::ifstream in(file, std::ios::binary);
-  std::string text(size, '\0');
-  if (!in.read(text.data(), std::streamsize(size)))
-    throw ConfigError(file, 0, "", "cannot read it; check its permissions");
-  return parse(text, file);
+  auto document = std::make_shared<Document>();
+  document->origin = file;
+  document->root = json_document::read_object(
+      file, config_rules(), [&](const std::string& problem) {
+        throw ConfigError(file, 0, "", problem);
+      });
+  const void* node = &document->root;
+  return JsonConfig(std::move(document), node, "");
 }
 
 JsonConfig JsonConfig::parse(std::string_view text, fs::path origin) {
   auto document = std::make_shared<Document>();
   document->origin = std::move(origin);
-  try {
-    document->root = json::parse(text.begin(), text.end());
-  } catch (const json::exception& e) {
-    // nlohmann's message: "[json.exception.parse_error.101] parse error at
-    // line 3, column 5: ..."; keep what follows the bracket.
-    std::string what = e.what();
-    const auto bracket = what.find("] ");
-    if (bracket != std::string::npos) what = what.substr(bracket + 2);
-    throw ConfigError(document->origin, 0, "",
-                      fmt::format("not valid JSON: {}", what));
-  }
-  if (!document->root.is_object())
-    throw ConfigError(document->origin, 0, "",
-                      fmt::format("the top level is {}, not a JSON object",
-                                  type_name(document->root)));
+  document->root = json_document::parse_object(
+      text, config_rules(), [&](const std::string& problem) {
+        throw ConfigError(document->origin, 0, "", problem);
+      });
   const void* node = &document->root;
   return JsonConfig(std::move(document), node, "");
 }

@@ -35,6 +35,13 @@ std::string key_path(const std::string& prefix, std::string_view key) {
 void require_known_keys(const std::filesystem::path& file,
                         const toml::table& table, const std::string& prefix,
                         std::initializer_list<std::string_view> allowed) {
+  require_known_keys(file, table, prefix,
+                     std::vector<std::string_view>(allowed));
+}
+
+void require_known_keys(const std::filesystem::path& file,
+                        const toml::table& table, const std::string& prefix,
+                        const std::vector<std::string_view>& allowed) {
   for (const auto& [key, node] : table) {
     bool known = false;
     for (auto a : allowed) known = known || a == key.str();

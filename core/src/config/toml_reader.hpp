@@ -8,6 +8,7 @@
 #include <initializer_list>
 #include <string>
 #include <string_view>
+#include <vector>
 
 #include "mold/base/error.hpp"
 
@@ -20,6 +21,9 @@ toml::table parse(const std::filesystem::path& path);
 void require_known_keys(const std::filesystem::path& file,
                         const toml::table& table, const std::string& prefix,
                         std::initializer_list<std::string_view> allowed);
+void require_known_keys(const std::filesystem::path& file,
+                        const toml::table& table, const std::string& prefix,
+                        const std::vector<std::string_view>& allowed);
 
 std::size_t line_of(const toml::node& node);
 

@@ -68,11 +68,20 @@ void apply_common_keys(const fs::path& file, const toml::table& table,
 // table beneath it) must give bytes_per_pixel.
 void apply_table(PixelLinearModel& model, const fs::path& file,
                  const toml::table& table, bool starts_model) {
-  const std::string prefix = model.op + "." + model.backend;
-  toml_reader::require_known_keys(
-      file, table, prefix,
-      {"bytes_per_pixel", "float32_bytes_per_pixel", "calibrated", "source",
-       "points", "headroom"});
+  const std::string prefix = model.op + "." + model.backend +
+                             (model.arch.empty() ? "" : "." + model.arch);
+  // Sub-tables are architectures' (apply_or_start reads them).
+  std::vector<std::string_view> known = {"bytes_per_pixel",
+                                         "float32_bytes_per_pixel",
+                                         "calibrated",
+                                         "source",
+                                         "points",
+                                         "headroom",
+                                         "attention_fixed_bytes",
+                                         "bytes_per_latent_score"};
+  for (const auto& [key, node] : table)
+    if (node.is_table()) known.emplace_back(key.str());
+  toml_reader::require_known_keys(file, table, prefix, known);
   if (starts_model)
     model.file = file;
   else
@@ -86,6 +95,12 @@ void apply_table(PixelLinearModel& model, const fs::path& file,
         "is missing: every [op.backend] table needs bytes_per_pixel (or, "
         "for a text encoder or denoiser, bytes_per_token)");
   }
+  if (const toml::node* k = table.get("attention_fixed_bytes"))
+    model.attention_fixed_bytes =
+        nonnegative_number(file, *k, prefix + ".attention_fixed_bytes");
+  if (const toml::node* k = table.get("bytes_per_latent_score"))
+    model.bytes_per_latent_score =
+        nonnegative_number(file, *k, prefix + ".bytes_per_latent_score");
   if (const toml::node* k = table.get("float32_bytes_per_pixel"))
     model.float32_bytes_per_pixel =
         nonnegative_number(file, *k, prefix + ".float32_bytes_per_pixel");
@@ -174,25 +189,64 @@ void apply_table(SequenceModel& model, const fs::path& file,
                     model.headroom);
 }
 
-template <class Model>
-Model* find_model(std::vector<Model>& models, const std::string& op,
-                  const std::string& backend) {
+SequenceModel* find_model(std::vector<SequenceModel>& models,
+                          const std::string& op, const std::string& backend) {
   for (auto& m : models)
     if (m.op == op && m.backend == backend) return &m;
   return nullptr;
 }
 
+PixelLinearModel* find_model(std::vector<PixelLinearModel>& models,
+                             const std::string& op, const std::string& backend,
+                             const std::string& arch = "") {
+  for (auto& m : models)
+    if (m.op == op && m.backend == backend && m.arch == arch) return &m;
+  return nullptr;
+}
+
 // Applies `table` to the model it overrides, or starts one.
-template <class Model>
-void apply_or_start(std::vector<Model>& models, const fs::path& file,
+void apply_or_start(std::vector<SequenceModel>& models, const fs::path& file,
                     const toml::table& table, const std::string& op,
                     const std::string& backend) {
-  Model* model = find_model(models, op, backend);
+  SequenceModel* model = find_model(models, op, backend);
   const bool starts_model = model == nullptr;
   if (starts_model) {
     models.emplace_back();
     models.back().op = op;
     models.back().backend = backend;
+    model = &models.back();
+  }
+  apply_table(*model, file, table, starts_model);
+}
+
+// The same for a per-pixel table, whose sub-tables are architectures'.
+void apply_or_start(std::vector<PixelLinearModel>& models, const fs::path& file,
+                    const toml::table& table, const std::string& op,
+                    const std::string& backend, const std::string& arch = "") {
+  bool has_keys = false;
+  for (const auto& [key, node] : table) {
+    if (!node.is_table()) {
+      has_keys = true;
+      continue;
+    }
+    if (!arch.empty())
+      throw ConfigError(
+          file, toml_reader::line_of(node),
+          op + "." + backend + "." + arch + "." + std::string(key.str()),
+          "is a table in an architecture's table: [" + op + "." + backend +
+              ".ARCH] holds numbers only");
+    apply_or_start(models, file, *node.as_table(), op, backend,
+                   std::string(key.str()));
+  }
+  // A table holding only architectures' tables sets nothing itself.
+  if (!has_keys && !table.empty()) return;
+  PixelLinearModel* model = find_model(models, op, backend, arch);
+  const bool starts_model = model == nullptr;
+  if (starts_model) {
+    models.emplace_back();
+    models.back().op = op;
+    models.back().backend = backend;
+    models.back().arch = arch;
     model = &models.back();
   }
   apply_table(*model, file, table, starts_model);
@@ -311,9 +365,38 @@ Estimate PixelLinearModel::estimate(const Workload& workload) const {
         "float32_bytes_per_pixel", basis);
   }
   for (const auto& t : estimate.terms) estimate.bytes += t.bytes;
+  if (bytes_per_latent_score > 0) {
+    // The attention's scores and the convolutions' activations peak at
+    // different times: the larger of the two.
+    const double tokens = pixels / (double(spatial_scale) * spatial_scale);
+    const double per_item = double(workload.batch) * double(workload.frames);
+    const double attention =
+        (attention_fixed_bytes +
+         bytes_per_latent_score * tokens * tokens * double(element)) *
+        headroom * per_item;
+    if (attention > double(estimate.bytes)) {
+      estimate.terms.clear();
+      estimate.terms.emplace_back(
+          "attention scores" + area_note,
+          bytes_from_double(attention,
+                            "the estimate of " + workload.describe()),
+          fmt::format("({:g} B + {:g} B x {:.0f}^2 latent tokens x {} B) x "
+                      "headroom {:g} x batch {}{}",
+                      attention_fixed_bytes, bytes_per_latent_score, tokens,
+                      element, headroom, workload.batch,
+                      workload.frames != 1
+                          ? fmt::format(" x {} frames", workload.frames)
+                          : std::string()),
+          // affine (a fixed part and a per-score part): no one constant
+          // scales it
+          std::string(), 0.0);
+      estimate.bytes = estimate.terms.back().bytes;
+    }
+  }
   estimate.calibrated = calibrated;
-  estimate.source = fmt::format("{} [{}.{}]{}{}", file.filename().string(), op,
-                                backend, source.empty() ? "" : ": ", source);
+  estimate.source = fmt::format("{} [{}.{}{}]{}{}", file.filename().string(),
+                                op, backend, arch.empty() ? "" : "." + arch,
+                                source.empty() ? "" : ": ", source);
   if (!points.empty())
     estimate.source += fmt::format(" ({} measured points, headroom x{:g})",
                                    points.size(), headroom);
@@ -340,10 +423,12 @@ CalibrationFile CalibrationFile::load_for(const Registrar& registrar) {
               registrar.user_data_file("calibration.toml"));
 }
 
-const PixelLinearModel* CalibrationFile::find(
-    const std::string& op, const std::string& backend) const {
+const PixelLinearModel* CalibrationFile::find(const std::string& op,
+                                              const std::string& backend,
+                                              const std::string& arch) const {
   for (const auto& model : models_)
-    if (model.op == op && model.backend == backend) return &model;
+    if (model.op == op && model.backend == backend && model.arch == arch)
+      return &model;
   return nullptr;
 }
 
@@ -356,10 +441,28 @@ const SequenceModel* CalibrationFile::find_sequence(
 
 void CalibrationFile::register_estimators(Registrar& registrar,
                                           const std::string& family) const {
-  for (const auto& model : models_)
+  for (const auto& model : models_) {
+    if (!model.arch.empty()) continue;
+    // An architecture's table on this backend, else its cpu table (marked
+    // not calibrated here), else the published one's.
+    std::vector<PixelLinearModel> archs, cpu_archs;
+    for (const auto& other : models_) {
+      if (other.arch.empty() || other.op != model.op) continue;
+      if (other.backend == model.backend) archs.push_back(other);
+      if (other.backend == "cpu" && model.backend != "cpu") {
+        cpu_archs.push_back(other);
+        cpu_archs.back().calibrated = false;
+      }
+    }
     registrar.add_estimator(
         {family, model.op, model.backend},
-        [model](const Workload& workload) { return model.estimate(workload); });
+        [model, archs, cpu_archs](const Workload& workload) {
+          for (const auto* list : {&archs, &cpu_archs})
+            for (const auto& a : *list)
+              if (a.arch == workload.arch) return a.estimate(workload);
+          return model.estimate(workload);
+        });
+  }
 }
 
 }  // namespace mold

@@ -6,6 +6,7 @@
 #include <utility>
 
 #include "mold/base/error.hpp"
+#include "mold/catalog/arch_names.hpp"
 
 namespace mold {
 
@@ -55,7 +56,7 @@ std::string Workload::describe() const {
   if (frames != 1) text += fmt::format(", {} frames", frames);
   if (tile > 0) text += fmt::format(", tile {} latent", tile);
   if (tokens > 0) text += fmt::format(", {} tokens", tokens);
-  if (arch != "default") text += fmt::format(", arch {}", arch);
+  if (arch != archs::kDefault) text += fmt::format(", arch {}", arch);
   if (threads != 1) text += fmt::format(", {} threads", threads);
   if (quantized) text += ", quantized weights";
   if (!images.empty()) {

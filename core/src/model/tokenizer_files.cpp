@@ -8,6 +8,7 @@
 #include <nlohmann/json.hpp>
 #include <sstream>
 
+#include "config/json_document.hpp"
 #include "model/byte_level.hpp"
 #include "mold/base/file_io.hpp"
 
@@ -26,12 +27,7 @@ constexpr const char* kGpt2Pattern =
     "'s|'t|'re|'ve|'m|'ll|'d| ?\\p{L}+| ?\\p{N}+| ?[^\\s\\p{L}\\p{N}]+|"
     "\\s+(?!\\S)|\\s+";
 
-/// `value` as short JSON text for a message.
-std::string shown(const json& value) {
-  std::string text = value.dump(-1, ' ', false, json::error_handler_t::replace);
-  if (text.size() > 60) text = text.substr(0, 57) + "...";
-  return text;
-}
+using json_document::shown;
 
 std::string join_key(const std::string& parent, const std::string& child) {
   return parent.empty() ? child : parent + "." + child;
@@ -41,40 +37,13 @@ std::string join_key(const std::string& parent, const std::string& child) {
 class File {
  public:
   explicit File(std::filesystem::path path) : path_(std::move(path)) {
-    std::error_code error;
-    const auto status = std::filesystem::status(path_, error);
-    if (!std::filesystem::exists(status))
-      fail("",
-           "no such file: give the tokenizer/ folder of a diffusers "
-           "checkpoint, which holds tokenizer.json (or vocab.json and "
-           "merges.txt) and tokenizer_config.json");
-    if (!std::filesystem::is_regular_file(status))
-      fail("", fmt::format("is {}, not a regular file: give the file",
-                           describe_file_type(path_)));
-    const std::uintmax_t size = std::filesystem::file_size(path_, error);
-    if (error) fail("", "cannot read its size: " + error.message());
-    if (size > kMaxFileBytes)
-      fail("", fmt::format("is {} bytes, more than the {} a tokenizer file may "
-                           "have: is it the right file?",
-                           size, kMaxFileBytes));
-    std::ifstream in(path_, std::ios::binary);
-    if (!in) fail("", "cannot be opened for reading");
-    std::string text;
-    text.resize(static_cast<std::size_t>(size));
-    in.read(text.data(), static_cast<std::streamsize>(size));
-    if (in.gcount() != static_cast<std::streamsize>(size))
-      fail("", "could not be read to the end");
-    try {
-      root_ = json::parse(text);
-    } catch (const json::exception& e) {
-      fail("", fmt::format("is not valid JSON ({}): the file is damaged or "
-                           "truncated; download it again",
-                           e.what()));
-    }
-    if (!root_.is_object())
-      fail("", fmt::format("holds a JSON {}, not an object: is it a "
-                           "tokenizer file?",
-                           root_.type_name()));
+    root_ = json_document::read_object(
+        path_,
+        {kMaxFileBytes, "a tokenizer file",
+         "give the tokenizer/ folder of a diffusers checkpoint, which holds "
+         "tokenizer.json (or vocab.json and merges.txt) and "
+         "tokenizer_config.json"},
+        [this](const std::string& problem) { fail("", problem); });
   }
 
   /// A document made in memory (a slow tokenizer's files converted);

@@ -19,7 +19,7 @@ namespace {
 constexpr std::size_t kQK = 32;    // elements of a Q4_0 .. Q8_0 block
 constexpr std::size_t kQKK = 256;  // elements of a K-quant super-block
 
-constexpr std::array<GgmlTypeInfo, 15> kTypes = {{
+constexpr std::array<GgmlTypeInfo, 17> kTypes = {{
     {GgmlType::f32, "F32", 1, 4, true},
     {GgmlType::f16, "F16", 1, 2, true},
     {GgmlType::q4_0, "Q4_0", kQK, 2 + 16, true},
@@ -28,12 +28,14 @@ constexpr std::array<GgmlTypeInfo, 15> kTypes = {{
     {GgmlType::q5_1, "Q5_1", kQK, 2 + 2 + 4 + 16, true},
     {GgmlType::q8_0, "Q8_0", kQK, 2 + 32, true},
     {GgmlType::q8_1, "Q8_1", kQK, 2 + 2 + 32, false},
-    {GgmlType::q2_k, "Q2_K", kQKK, 16 + 64 + 2 + 2, false},
-    {GgmlType::q3_k, "Q3_K", kQKK, 32 + 64 + 12 + 2, false},
+    {GgmlType::q2_k, "Q2_K", kQKK, 16 + 64 + 2 + 2, true},
+    {GgmlType::q3_k, "Q3_K", kQKK, 32 + 64 + 12 + 2, true},
     {GgmlType::q4_k, "Q4_K", kQKK, 2 + 2 + 12 + 128, true},
     {GgmlType::q5_k, "Q5_K", kQKK, 2 + 2 + 12 + 32 + 128, true},
     {GgmlType::q6_k, "Q6_K", kQKK, 128 + 64 + 16 + 2, true},
     {GgmlType::q8_k, "Q8_K", kQKK, 4 + 256 + 32, false},
+    {GgmlType::iq4_nl, "IQ4_NL", kQK, 2 + 16, true},
+    {GgmlType::iq4_xs, "IQ4_XS", kQKK, 2 + 2 + 4 + 128, true},
     {GgmlType::bf16, "BF16", 1, 2, true},
 }};
 
@@ -105,6 +107,97 @@ void q8_0(const std::uint8_t* b, float* y) {
   const float d = half_at(b);
   for (std::size_t j = 0; j < 32; ++j)
     y[j] = float(static_cast<std::int8_t>(b[2 + j])) * d;
+}
+
+/// Q2_K: 16 sub-blocks of 16, each with a 4-bit scale (low nibble) and
+/// min (high nibble) in scales[16]; 2-bit quants in qs[64], four to a byte
+/// (shift 0, 2, 4, 6 for four successive pairs of sub-blocks of each
+/// 128-element half); then d and dmin. x = d sc q - dmin m.
+void q2_k(const std::uint8_t* b, float* y) {
+  const std::uint8_t* scales = b;
+  const std::uint8_t* q = b + 16;
+  const float d = half_at(b + 80), dmin = half_at(b + 82);
+  int is = 0;
+  for (std::size_t half = 0; half < 2; ++half) {
+    for (int shift = 0; shift < 8; shift += 2) {
+      for (int part = 0; part < 2; ++part) {
+        const std::uint8_t sc = scales[is++];
+        const float dl = d * float(sc & 0xF), ml = dmin * float(sc >> 4);
+        for (int l = 0; l < 16; ++l)
+          *y++ = dl * float((q[l + 16 * part] >> shift) & 3) - ml;
+      }
+    }
+    q += 32;
+  }
+}
+
+/// The 6-bit scale s (0..15) of a Q3_K super-block from its 12 packed bytes:
+/// the low 4 bits in the nibbles of bytes 0-7 (low nibbles for 0-7, high
+/// for 8-15), the high 2 bits in bytes 8-11 (byte 8 + s % 4, bits 2 (s / 4)).
+int scale_k3(int s, const std::uint8_t* packed) {
+  const int low = s < 8 ? packed[s] & 0xF : packed[s - 8] >> 4;
+  const int high = (packed[8 + s % 4] >> (2 * (s / 4))) & 3;
+  return (low | (high << 4)) - 32;
+}
+
+/// Q3_K: 16 sub-blocks of 16 with signed 6-bit scales; a 3-bit quant is 2
+/// low bits in qs[64] (as Q2_K's) and a high bit in hmask[32] (bit k for
+/// the k-th pair of sub-blocks), stored inverted: a clear bit subtracts 4.
+void q3_k(const std::uint8_t* b, float* y) {
+  const std::uint8_t* hmask = b;
+  const std::uint8_t* q = b + 32;
+  const std::uint8_t* packed = b + 96;
+  const float d = half_at(b + 108);
+  int is = 0, bit = 0;
+  for (std::size_t half = 0; half < 2; ++half) {
+    for (int shift = 0; shift < 8; shift += 2, ++bit) {
+      for (int part = 0; part < 2; ++part) {
+        const float dl = d * float(scale_k3(is++, packed));
+        for (int l = 0; l < 16; ++l) {
+          const int i = l + 16 * part;
+          const int low = (q[i] >> shift) & 3;
+          *y++ = dl * float(low - ((hmask[i] >> bit) & 1 ? 0 : 4));
+        }
+      }
+    }
+    q += 32;
+  }
+}
+
+/// The 16 levels of IQ4_NL and IQ4_XS (a non-linear 4-bit code book).
+constexpr std::array<std::int8_t, 16> kIq4Levels = {
+    -127, -104, -83, -65, -49, -35, -22, -10, 1, 13, 25, 38, 53, 69, 89, 113};
+
+/// IQ4_NL: d, then 16 bytes of two 4-bit level indices each (low nibbles
+/// are elements 0-15, high nibbles 16-31).
+void iq4_nl(const std::uint8_t* b, float* y) {
+  const float d = half_at(b);
+  const std::uint8_t* qs = b + 2;
+  for (int j = 0; j < 16; ++j) {
+    y[j] = d * float(kIq4Levels[qs[j] & 0xF]);
+    y[j + 16] = d * float(kIq4Levels[qs[j] >> 4]);
+  }
+}
+
+/// IQ4_XS: d, the high 2 bits of 8 six-bit scales (scales_h, 2 bits each),
+/// their low 4 bits (scales_l[4], a nibble each), then 8 sub-blocks of 32
+/// laid out as IQ4_NL's; a sub-block's scale is d (scale - 32).
+void iq4_xs(const std::uint8_t* b, float* y) {
+  const float d = half_at(b);
+  const int high = u16(b + 2);
+  const std::uint8_t* low = b + 4;
+  const std::uint8_t* qs = b + 8;
+  for (int sub = 0; sub < 8; ++sub) {
+    const int scale = ((low[sub / 2] >> (4 * (sub % 2))) & 0xF) |
+                      (((high >> (2 * sub)) & 3) << 4);
+    const float dl = d * float(scale - 32);
+    for (int j = 0; j < 16; ++j) {
+      y[j] = dl * float(kIq4Levels[qs[j] & 0xF]);
+      y[j + 16] = dl * float(kIq4Levels[qs[j] >> 4]);
+    }
+    y += 32;
+    qs += 16;
+  }
 }
 
 void q4_k(const std::uint8_t* b, float* y) {
@@ -279,6 +372,18 @@ void dequantize_blocks(GgmlType type, const std::uint8_t* blocks,
     break;
   case GgmlType::q8_0:
     block = q8_0;
+    break;
+  case GgmlType::q2_k:
+    block = q2_k;
+    break;
+  case GgmlType::q3_k:
+    block = q3_k;
+    break;
+  case GgmlType::iq4_nl:
+    block = iq4_nl;
+    break;
+  case GgmlType::iq4_xs:
+    block = iq4_xs;
     break;
   case GgmlType::q4_k:
     block = q4_k;

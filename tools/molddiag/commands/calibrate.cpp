@@ -17,6 +17,7 @@
 #include <mold/base/error.hpp>
 #include <mold/base/file_io.hpp>
 #include <mold/base/memory_stats.hpp>
+#include <mold/catalog/arch_names.hpp>
 #include <mold/config/toml_table_writer.hpp>
 #include <mold/device/cpu_backend.hpp>
 #include <mold/estimate/workload.hpp>
@@ -59,6 +60,8 @@ struct CalibrateResult {
   std::vector<Point> points;   ///< vae_*
   double bytes_per_pixel = 0;  ///< the largest point's, times the headroom
   double float32_bytes_per_pixel = 0;    ///< several dtypes: the float32 part
+  double attention_fixed_bytes = 0;      ///< --attention-from
+  double bytes_per_latent_score = 0;     ///< --attention-from
   std::vector<PhasePoint> phase_points;  ///< text_encode, denoise
   ConstantFit fit;                       ///< text_encode, denoise
   std::string command;  ///< the command line recorded in the block
@@ -70,6 +73,49 @@ std::string today() {
   char date[32];
   std::strftime(date, sizeof date, "%Y-%m-%d", std::gmtime(&now));
   return date;
+}
+
+/// The attention term over the latent's (size / 8)^2 tokens that covers
+/// `points` (at least two sizes): bytes per score per element byte from the
+/// smallest and largest, the fixed bytes raised until every point is
+/// covered; the TOML lines, with each point's measured bytes against the
+/// estimate before headroom.
+std::string attention_term(const std::vector<Point>& points,
+                           const CalibrateRequest& request,
+                           CalibrateResult& result) {
+  auto scores = [](const Point& p) {
+    const double tokens = double(p.size / 8) * double(p.size / 8);
+    return tokens * tokens * double(mold::dtype_size(p.dtype));
+  };
+  const auto [smallest, largest] = std::minmax_element(
+      points.begin(), points.end(),
+      [](const Point& a, const Point& b) { return a.size < b.size; });
+  const Point& first = *smallest;
+  const Point& last = *largest;
+  double per_score = 0;
+  if (scores(last) > scores(first))
+    per_score = std::max(0.0, (double(last.peak) - double(first.peak)) /
+                                  (scores(last) - scores(first)));
+  double fixed = 0;
+  for (const auto& p : points)
+    fixed = std::max(fixed, double(p.peak) - per_score * scores(p));
+  result.attention_fixed_bytes = std::ceil(fixed);
+  result.bytes_per_latent_score = std::ceil(per_score * 1e4) / 1e4;
+  std::string block = fmt::format(
+      "# attention (--attention-from {}): size: measured bytes -> fixed + "
+      "per score x (size/8)^4 x element (ratio)\n",
+      request.attention_from);
+  for (const auto& p : points) {
+    const double fit = result.attention_fixed_bytes +
+                       result.bytes_per_latent_score * scores(p);
+    block += fmt::format("#   {}x{}: {} -> {:.0f} ({:.3f})\n", p.size, p.size,
+                         p.peak, fit, fit / double(p.peak));
+  }
+  block += fmt::format(
+      "attention_fixed_bytes = {:.0f}\nbytes_per_latent_score = "
+      "{:g}\n",
+      result.attention_fixed_bytes, result.bytes_per_latent_score);
+  return block;
 }
 
 /// Measures each size (calling `on_point` after each, for progress), builds
@@ -91,7 +137,8 @@ CalibrateResult run(const tools::Host& host, const CalibrateRequest& request,
     vae->to(c10::Device(c10::kCPU), dtype);
     for (const int size : request.sizes) {
       const bool decode = request.op == mold::ops::kVaeDecode;
-      if (request.arch == "default") {  // the estimators describe this one
+      if (request.arch ==
+          mold::archs::kDefault) {  // the estimators describe this one
         mold::Workload w;
         w.family = request.family;
         w.op = request.op;
@@ -130,25 +177,42 @@ CalibrateResult run(const tools::Host& host, const CalibrateRequest& request,
     }
   }
   const std::string date = today();
+  const bool published = request.arch == mold::archs::kDefault;
   result.command = fmt::format(
-      "molddiag calibrate --family {} --op {} --sizes {} --dtype {} "
-      "--headroom {:g}",
-      request.family, request.op, request.sizes_text, request.dtypes_text,
-      request.headroom);
+      "molddiag calibrate --family {} --op {}{} --sizes {} --dtype {} "
+      "--headroom {:g}{}",
+      request.family, request.op, published ? "" : " --arch " + request.arch,
+      request.sizes_text, request.dtypes_text, request.headroom,
+      request.attention_from > 0
+          ? fmt::format(" --attention-from {}", request.attention_from)
+          : std::string());
+  // Another architecture's constants go in its own [op.cpu.ARCH] table.
+  const std::string table =
+      request.op + ".cpu" + (published ? "" : "." + request.arch);
   std::string& block = result.block;
-  block = fmt::format("[{}.cpu]\n", request.op);
+  block = fmt::format("[{}]\n", table);
   block += fmt::format("# measured by: {} ({}, {})\n", result.command,
                        cpu->device_name(), date);
   if (request.dtypes.size() == 1) {
+    // With --attention-from, the points from that size on fit the attention
+    // term; the others, the per-pixel constant.
+    std::vector<Point> per_pixel, attention;
+    for (const auto& p : points)
+      (request.attention_from > 0 && p.size >= request.attention_from
+           ? attention
+           : per_pixel)
+          .push_back(p);
     double max_k = 0;
-    for (const auto& p : points) max_k = std::max(max_k, p.implied);
+    for (const auto& p : per_pixel) max_k = std::max(max_k, p.implied);
     result.bytes_per_pixel = std::ceil(max_k * request.headroom);
     block += fmt::format("bytes_per_pixel = {:g}\npoints = [",
                          result.bytes_per_pixel);
-    for (std::size_t i = 0; i < points.size(); ++i)
+    for (std::size_t i = 0; i < per_pixel.size(); ++i)
       block += fmt::format("{}[{}, {:.1f}]", i ? ", " : "",
-                           points[i].size * points[i].size, points[i].implied);
+                           per_pixel[i].size * per_pixel[i].size,
+                           per_pixel[i].implied);
     block += "]\n";
+    if (!attention.empty()) block += attention_term(attention, request, result);
   } else {
     // bytes/px = k x element + k32 x 4 (the part computed in float32 in
     // every dtype): the non-negative (k, k32) nearest every point in
@@ -210,8 +274,7 @@ CalibrateResult run(const tools::Host& host, const CalibrateRequest& request,
       "allocator ({})\"\n",
       result.command, cpu->device_name(), request.dtypes_text, date);
   if (!request.write.empty())
-    mold::replace_toml_table(request.write, request.op + ".cpu", block,
-                             "--write");
+    mold::replace_toml_table(request.write, table, block, "--write");
   return result;
 }
 
@@ -463,6 +526,8 @@ nlohmann::json to_json(const CalibrateRequest& request,
       {"op", request.op},
       {"bytes_per_pixel", result.bytes_per_pixel},
       {"float32_bytes_per_pixel", result.float32_bytes_per_pixel},
+      {"attention_fixed_bytes", result.attention_fixed_bytes},
+      {"bytes_per_latent_score", result.bytes_per_latent_score},
       {"headroom", request.headroom},
       {"command", result.command}};
   out["points"] = nlohmann::json::array();

@@ -7,6 +7,7 @@
 #include <algorithm>
 #include <filesystem>
 #include <mold/base/file_io.hpp>
+#include <mold/catalog/arch_names.hpp>
 #include <mold/estimate/workload.hpp>
 #include <sstream>
 
@@ -74,7 +75,7 @@ tools::Parsed<CalibrateRequest> parse_calibrate_options(
       "pixel per\n"
       "                          element byte, and with several dtypes per "
       "float32 byte\n"
-      "                          (published architecture only).\n"
+      "                          (--arch tiny: the [op.cpu.tiny] table).\n"
       "  text_encode, denoise    the family's pipeline at each size and "
       "prompt of --tokens\n"
       "                          words (one token each, plus the chat "
@@ -86,8 +87,9 @@ tools::Parsed<CalibrateRequest> parse_calibrate_options(
       "                          --points-from (architecture tiny unless "
       "--arch or\n"
       "                          --model-dir says otherwise).\n"
-      "With --write, replaces the [op.cpu] table of that calibration file "
-      "(other tables\n"
+      "With --write, replaces the [op.cpu] table ([op.cpu.tiny] for vae_* at "
+      "--arch tiny)\nof that calibration file (other tables"
+      "\n"
       "and comments are kept) with the constants, the points, headroom and "
       "this command.\n"
       "Exit: 0 done; 1 failed (out of memory: the label and hints); 2 "
@@ -123,6 +125,10 @@ tools::Parsed<CalibrateRequest> parse_calibrate_options(
       "(per-token ops; its config.json files give the architecture)")(
       "steps", po::value(&r.steps)->default_value(2),
       "denoising steps per run (per-token ops)")(
+      "attention-from", po::value(&r.attention_from),
+      "vae_*: the sizes from this one on fit an attention term over the "
+      "latent's tokens (attention_fixed_bytes, bytes_per_latent_score), the "
+      "smaller ones the per-pixel constant; one --dtype")(
       "points-from", po::value(&r.points_from),
       "the --json output of an earlier run of this family and op: its "
       "points join this run's in the fit (repeatable; per-token ops), e.g. "
@@ -178,7 +184,20 @@ tools::Parsed<CalibrateRequest> parse_calibrate_options(
           "--model-dir {}: no such directory (give a diffusers-format model "
           "directory)",
           r.model_dir));
-    r.arch = "default";
+    r.arch = mold::archs::kDefault;
+  }
+  if (r.attention_from != 0) {
+    if (sequence)
+      throw tools::UsageError(
+          "--attention-from is for the VAE ops (vae_decode, vae_encode)");
+    if (r.attention_from < 8 || r.attention_from > 16384)
+      throw tools::UsageError(
+          fmt::format("--attention-from {}: give a size from 8 to 16384",
+                      r.attention_from));
+    if (r.dtypes.size() != 1)
+      throw tools::UsageError(
+          "--attention-from takes one --dtype: the attention term is fitted "
+          "per element byte of that dtype");
   }
   if (!r.points_from.empty() && !sequence)
     throw tools::UsageError(
@@ -194,8 +213,9 @@ tools::Parsed<CalibrateRequest> parse_calibrate_options(
   }
   if (r.steps < 1 || r.steps > 100)
     throw tools::UsageError(fmt::format("--steps {}: give 1 to 100", r.steps));
-  if (r.arch.empty()) r.arch = sequence ? "tiny" : "default";
-  if (r.arch != "default" && r.arch != "tiny")
+  if (r.arch.empty())
+    r.arch = sequence ? mold::archs::kTiny : mold::archs::kDefault;
+  if (r.arch != mold::archs::kDefault && r.arch != mold::archs::kTiny)
     throw tools::UsageError(
         fmt::format("--arch {}: give default or tiny", r.arch));
   if (sequence) {
@@ -224,12 +244,18 @@ tools::Parsed<CalibrateRequest> parse_calibrate_options(
           "--images and --model are for the per-token ops: the VAE is "
           "measured alone");
     r.sizes = parse_list("--sizes", r.sizes_text, 8, 16384, "128,256,384");
+    if (r.attention_from > 0) {
+      const auto above =
+          std::count_if(r.sizes.begin(), r.sizes.end(),
+                        [&](int size) { return size >= r.attention_from; });
+      if (above < 2 || above == std::ptrdiff_t(r.sizes.size()))
+        throw tools::UsageError(fmt::format(
+            "--attention-from {} with --sizes {}: give at least two sizes "
+            "from {} on (they fit the attention term) and one below (it "
+            "fits the per-pixel constant)",
+            r.attention_from, r.sizes_text, r.attention_from));
+    }
   }
-  if (!r.write.empty() && !sequence && r.arch != "default")
-    throw tools::UsageError(
-        "--write records constants of the published architecture: drop "
-        "--arch " +
-        r.arch);
   if (!r.write.empty()) {
     const std::string type = mold::describe_file_type(r.write);
     if (type != "a regular file")

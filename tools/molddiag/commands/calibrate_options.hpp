@@ -24,6 +24,9 @@ struct CalibrateRequest {
   /// --points-from: JSON outputs of earlier runs whose points join the fit.
   std::vector<std::string> points_from;
   int steps = 2;  ///< --steps (per-token ops)
+  /// --attention-from: vae_* sizes from which on the points fit the
+  /// attention term instead of the per-pixel constant; 0: none.
+  int attention_from = 0;
   double headroom = 1.05;
   std::string write;  ///< the calibration file to update; empty: none
   bool json = false, verbose = false;

@@ -121,7 +121,7 @@ RunComponentResult run(const tools::Host& host, const RunComponentRequest& r) {
     outputs.emplace_back("output", model->forward(in));
   } else {
     if (!family->make_vae) throw missing("VAE");
-    if (arch.name == "config")
+    if (arch.name == mold::archs::kConfig)
       throw mold::InvalidArgument(
           "--arch: the VAEs have the built-in architectures only ('default', "
           "'tiny')");

@@ -11,6 +11,7 @@
 #include <cstdint>
 #include <iostream>
 #include <mold/base/error.hpp>
+#include <mold/catalog/arch_names.hpp>
 #include <mold/device/cpu_backend.hpp>
 #include <mold/estimate/workload.hpp>
 #include <mold/model/vae.hpp>
@@ -234,7 +235,8 @@ int tiling_command(const std::vector<std::string>& args) {
   failure.registry = host.registry.get();
   failure.verbose = request.verbose;
   failure.device = mold::CpuBackend::instance()->device_name();
-  if (request.arch == "default") {  // the estimators describe this one only
+  if (request.arch ==
+      mold::archs::kDefault) {  // the estimators describe this one only
     mold::Workload w;
     w.family = request.family;
     w.op = std::string(mold::ops::kVaeDecode);

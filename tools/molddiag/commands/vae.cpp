@@ -9,6 +9,7 @@
 #include <mold/base/error.hpp>
 #include <mold/base/file_io.hpp>
 #include <mold/cache/recovery.hpp>
+#include <mold/catalog/arch_names.hpp>
 #include <mold/estimate/workload.hpp>
 #include <mold/plugin/registry.hpp>
 #include <mold/runtime/vae_runner.hpp>
@@ -83,7 +84,8 @@ VaeResult run(const tools::Host& host, const VaeRequest& request,
     throw mold::InvalidArgument(std::string(e.what()) +
                                 " (--allow-nonfinite runs it anyway)");
   }
-  if (request.arch == "default") {  // the estimators describe this one only
+  if (request.arch ==
+      mold::archs::kDefault) {  // the estimators describe this one only
     mold::Workload w;
     w.family = request.family;
     w.op = job.op;

@@ -6,6 +6,7 @@
 
 #include <mold/base/error.hpp>
 #include <mold/base/file_io.hpp>
+#include <mold/catalog/arch_names.hpp>
 #include <mold/estimate/workload.hpp>
 #include <utility>
 
@@ -130,7 +131,7 @@ tools::Parsed<VaeRequest> parse_vae_options(
         "than the overlap",
         tile, overlap));
   // The estimators describe the published architecture only.
-  job.predict = r.arch == "default";
+  job.predict = r.arch == mold::archs::kDefault;
   return parsed;
 }
 

@@ -3,6 +3,7 @@
 #include <cmath>
 
 #include "mold/base/error.hpp"
+#include "mold/tensor/rms_norm.hpp"
 #include "mold/tensor/rotary.hpp"
 
 namespace mold {
@@ -27,13 +28,6 @@ at::Tensor project(const at::Tensor& x, const LayerWeights& weights,
 
 }  // namespace
 
-at::Tensor decoder_rms_norm(const at::Tensor& x, const at::Tensor& weight,
-                            double eps) {
-  const at::Tensor xf = x.to(at::kFloat);
-  const at::Tensor inv = at::rsqrt(xf.pow(2).mean(-1, /*keepdim=*/true) + eps);
-  return weight * (xf * inv).to(x.scalar_type());
-}
-
 at::Tensor decoder_layer(const at::Tensor& x, const DecoderLayerConfig& c,
                          const LayerWeights& weights, const at::Tensor& cos,
                          const at::Tensor& sin, const at::Tensor& blocked) {
@@ -41,7 +35,7 @@ at::Tensor decoder_layer(const at::Tensor& x, const DecoderLayerConfig& c,
                 kv_heads = c.kv_heads, d = c.head_dim;
   const int64_t groups = heads / kv_heads;
   const auto norm = [&](const at::Tensor& t, const std::string& name) {
-    return decoder_rms_norm(t, required(weights, name), c.rms_norm_eps);
+    return transformers_rms_norm(t, required(weights, name), c.rms_norm_eps);
   };
   at::Tensor attended;
   {

@@ -34,7 +34,8 @@ DiffusionPipeline::DiffusionPipeline(std::string family,
     : options_(options),
       family_name_(std::move(family_name)),
       dtype_(compute_dtype(options.dtype, family_name_)),
-      arch_(options.model_dir ? "default" : options.arch.name),
+      arch_(options.model_dir ? std::string(archs::kDefault)
+                              : options.arch.name),
       family_(std::move(family)) {}
 
 std::string DiffusionPipeline::describe_weights() const {
@@ -130,7 +131,7 @@ GeneratedImage DiffusionPipeline::vae_decode(const PlannedPhase& phase,
     job.op = std::string(ops::kVaeDecode);
     job.mode = VaeMode::ladder;
     job.dtype = options_.dtype;
-    job.predict = arch_ == "default";
+    job.predict = arch_ == archs::kDefault;
     job.input = vae.unscale_latent(latents.to(dtype_));
     const VaeJobResult result =
         run_vae(vae, context.registry(), job, context.cache().shared_backend(),
@@ -159,7 +160,7 @@ at::Tensor DiffusionPipeline::vae_encode(const PlannedPhase& phase,
     job.op = std::string(ops::kVaeEncode);
     job.mode = VaeMode::ladder;
     job.dtype = options_.dtype;
-    job.predict = arch_ == "default";
+    job.predict = arch_ == archs::kDefault;
     job.input = image.to(dtype_);
     const VaeJobResult result =
         run_vae(vae, context.registry(), job, context.cache().shared_backend(),

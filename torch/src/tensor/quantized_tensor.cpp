@@ -69,6 +69,14 @@ at::Tensor high_bits32(const at::Tensor& qh_bytes) {
   return qh.unsqueeze(1).__rshift__(shifts).bitwise_and(1).to(at::kInt);
 }
 
+/// IQ4_NL's and IQ4_XS's 16 levels, float32 (see ggml_quant.cpp).
+at::Tensor iq4_levels(const c10::Device& device) {
+  static const float kLevels[16] = {-127, -104, -83, -65, -49, -35, -22, -10,
+                                    1,    13,   25,  38,  53,  69,  89,  113};
+  return at::from_blob(const_cast<float*>(kLevels), {16}, at::kFloat)
+      .to(device);
+}
+
 at::Tensor dequantize_float(const QuantizedTensor& t) {
   const at::Tensor& b = t.blocks;
   const std::int64_t n = b.size(0);
@@ -108,6 +116,80 @@ at::Tensor dequantize_float(const QuantizedTensor& t) {
                              .view(at::kChar)
                              .to(at::kFloat);
     return (q * d).reshape({-1});
+  }
+  case GgmlType::q2_k: {
+    const at::Tensor d = half_field(b, 80), dmin = half_field(b, 82);
+    const at::Tensor scales = field(b, 0, 16);
+    // [n, 2 halves, 4 shifts, 32 bytes]: the output's order; sub-block s
+    // is elements 16 s .. 16 s + 15.
+    const at::Tensor shifts = at::arange(0, 8, 2, b.options().dtype(at::kInt));
+    const at::Tensor q = field(b, 16, 64)
+                             .view({n, 2, 1, 32})
+                             .__rshift__(shifts.view({1, 1, 4, 1}))
+                             .bitwise_and(3)
+                             .reshape({n, 256});
+    const at::Tensor dl =
+        (d * scales.bitwise_and(0xF).to(at::kFloat)).repeat_interleave(16, 1);
+    const at::Tensor ml =
+        (dmin * scales.__rshift__(4).to(at::kFloat)).repeat_interleave(16, 1);
+    return (dl * q.to(at::kFloat) - ml).reshape({-1});
+  }
+  case GgmlType::q3_k: {
+    const at::Tensor d = half_field(b, 108);
+    const auto ints = b.options().dtype(at::kInt);
+    const at::Tensor shifts = at::arange(0, 8, 2, ints);
+    const at::Tensor low = field(b, 32, 64)
+                               .view({n, 2, 1, 32})
+                               .__rshift__(shifts.view({1, 1, 4, 1}))
+                               .bitwise_and(3);
+    // The high bit of pair k (= 4 half + shift / 2) of sub-blocks is bit k
+    // of hmask; a clear bit subtracts 4.
+    const at::Tensor bits = at::arange(8, ints).view({1, 2, 4, 1});
+    const at::Tensor high =
+        field(b, 0, 32).view({n, 1, 1, 32}).__rshift__(bits).bitwise_and(1);
+    const at::Tensor q = (low - (1 - high) * 4).reshape({n, 256});
+    // The 16 six-bit scales (see ggml_quant.cpp's scale_k3).
+    const at::Tensor packed = field(b, 96, 12);
+    const at::Tensor head = packed.index({Slice(), Slice(0, 8)});
+    const at::Tensor low4 =
+        at::cat({head.bitwise_and(0xF), head.__rshift__(4)}, 1);
+    const at::Tensor high2 = packed.index({Slice(), Slice(8, 12)})
+                                 .view({n, 1, 4})
+                                 .__rshift__(shifts.view({1, 4, 1}))
+                                 .bitwise_and(3)
+                                 .reshape({n, 16});
+    const at::Tensor scale = low4.bitwise_or(high2.__lshift__(4)) - 32;
+    const at::Tensor dl = (d * scale.to(at::kFloat)).repeat_interleave(16, 1);
+    return (dl * q.to(at::kFloat)).reshape({-1});
+  }
+  case GgmlType::iq4_nl: {
+    const at::Tensor d = half_field(b, 0);
+    const at::Tensor levels = iq4_levels(b.device());
+    const at::Tensor q = nibbles32(field(b, 2, 16)).to(at::kLong);
+    return (d * levels.index({q})).reshape({-1});
+  }
+  case GgmlType::iq4_xs: {
+    const at::Tensor d = half_field(b, 0);
+    const at::Tensor hb = field(b, 2, 2);
+    const at::Tensor high =
+        hb.index({Slice(), Slice(0, 1)})
+            .bitwise_or(hb.index({Slice(), Slice(1, 2)}).__lshift__(8));
+    const at::Tensor two = at::arange(0, 16, 2, hb.options());
+    const at::Tensor four = at::arange(0, 8, 4, hb.options());
+    const at::Tensor low = field(b, 4, 4)
+                               .view({n, 4, 1})
+                               .__rshift__(four.view({1, 1, 2}))
+                               .bitwise_and(0xF)
+                               .reshape({n, 8});
+    const at::Tensor scale =
+        low.bitwise_or(
+            high.__rshift__(two.view({1, 8})).bitwise_and(3).__lshift__(4)) -
+        32;
+    const at::Tensor dl = (d * scale.to(at::kFloat)).unsqueeze(2);
+    const at::Tensor qs = field(b, 8, 128).view({n, 8, 16});
+    const at::Tensor q =
+        at::cat({qs.bitwise_and(0xF), qs.__rshift__(4)}, 2).to(at::kLong);
+    return (dl * iq4_levels(b.device()).index({q})).reshape({-1});
   }
   case GgmlType::q4_k:
   case GgmlType::q5_k: {

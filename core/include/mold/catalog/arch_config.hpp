@@ -18,9 +18,9 @@ namespace mold {
 /// takes for any other name; what from_json throws for a bad config.json.
 template <class Config>
 Config config_for_arch(const ArchSpec& arch, const std::string& what) {
-  if (arch.name == "default") return Config::default_config();
-  if (arch.name == "tiny") return Config::tiny_config();
-  if (arch.name == "config")
+  if (arch.name == archs::kDefault) return Config::default_config();
+  if (arch.name == archs::kTiny) return Config::tiny_config();
+  if (arch.name == archs::kConfig)
     return Config::from_json(JsonConfig::read(arch.config));
   throw InvalidArgument(what +
                         " has architectures 'default', 'tiny' and 'config' "

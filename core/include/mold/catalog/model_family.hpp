@@ -13,6 +13,7 @@
 #include <vector>
 
 #include "mold/base/bytes.hpp"
+#include "mold/catalog/arch_names.hpp"
 #include "mold/oom/oom.hpp"
 
 namespace mold {

@@ -17,6 +17,13 @@
 ///     # [pixels, measured bytes_per_pixel] pairs
 ///     points = [[262144, 5132], [589824, 4596]]
 ///     headroom = 1.15
+///     # optional, where an attention over the latent's tokens
+///     # (pixels / spatial_scale^2 of them) outgrows the convolutions:
+///     attention_fixed_bytes = 1.3e6
+///     bytes_per_latent_score = 2.025  # per token pair per element byte
+///
+///     [vae_decode.cpu.tiny]   # an architecture other than the published
+///     bytes_per_pixel = 59.7  # one: its own table, a whole one
 ///
 /// The estimate is bytes_per_pixel x height x width x element size x batch x
 /// frames (for a tile: the tile's pixels). A table measured in several
@@ -25,7 +32,12 @@
 /// `points`, bytes_per_pixel at an area is the larger of the two measured
 /// neighbours times `headroom` (a conservative upper envelope); outside the
 /// measured range, the larger of the nearest point times `headroom` and the
-/// flat constant.
+/// flat constant. With an attention term, the estimate is the larger of the
+/// activations and (attention_fixed_bytes + bytes_per_latent_score x tokens^2
+/// x element size) x headroom x batch x frames: the two peak at different
+/// times. A sub-table named after an architecture (Workload::arch) holds that
+/// architecture's constants; workloads of other architectures use the
+/// table itself.
 ///
 /// Per token and attention score (text encoders, denoisers): a table with
 /// bytes_per_token / bytes_per_score (mold/estimate/sequence_model.hpp). The
@@ -51,12 +63,19 @@ class Registrar;
 struct PixelLinearModel {
   std::string op;
   std::string backend;
+  /// The architecture of a [op.backend.ARCH] table; "" for [op.backend]
+  /// (the published architecture, and any without a table of its own).
+  std::string arch;
   double bytes_per_pixel = 0;
   /// Per pixel per float32 byte: the part computed in float32 in every dtype.
   double float32_bytes_per_pixel = 0;
   std::vector<std::pair<double, double>>
       points;  ///< (pixels, measured k), by pixels
   double headroom = 1.0;
+  /// The attention term (0: none): bytes, and bytes per latent token pair
+  /// per element byte.
+  double attention_fixed_bytes = 0;
+  double bytes_per_latent_score = 0;
   bool calibrated = false;
   std::string source;
   int spatial_scale = 8;
@@ -82,15 +101,19 @@ class CalibrationFile {
 
   /// The per-pixel tables.
   const std::vector<PixelLinearModel>& models() const { return models_; }
+  /// The table of (op, backend, arch) exactly; arch "" is [op.backend].
   const PixelLinearModel* find(const std::string& op,
-                               const std::string& backend) const;
+                               const std::string& backend,
+                               const std::string& arch = "") const;
   /// The per-token tables.
   const std::vector<SequenceModel>& sequence_models() const {
     return sequence_models_;
   }
   const SequenceModel* find_sequence(const std::string& op,
                                      const std::string& backend) const;
-  /// Registers an estimator for each per-pixel table under `family`.
+  /// Registers an estimator for each [op.backend] per-pixel table under
+  /// `family`; it uses the [op.backend.ARCH] table of a workload's arch
+  /// where there is one.
   void register_estimators(Registrar& registrar,
                            const std::string& family) const;
 

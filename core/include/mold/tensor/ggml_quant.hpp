@@ -1,7 +1,8 @@
 #pragma once
 /// ggml's tensor types as GGUF files store them: the plain ones (F32, F16,
 /// BF16) and the block quantizations mold reads (Q4_0, Q4_1, Q5_0, Q5_1,
-/// Q8_0; the K-quants Q4_K, Q5_K, Q6_K), with their block sizes and the
+/// Q8_0; the K-quants Q2_K .. Q6_K; the non-linear IQ4_NL and IQ4_XS), with
+/// their block sizes and the
 /// reference dequantization of the format description, element by element.
 /// Torch-free: this is the arithmetic that mold/tensor/quantized_tensor.hpp
 /// runs as tensor operations on any device, and what tests check it against.
@@ -31,6 +32,8 @@ enum class GgmlType : std::uint32_t {
   q5_k = 13,
   q6_k = 14,
   q8_k = 15,
+  iq4_nl = 20,
+  iq4_xs = 23,
   bf16 = 30,
 };
 

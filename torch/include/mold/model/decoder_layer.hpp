@@ -26,11 +26,6 @@ struct DecoderLayerConfig {
 /// ("self_attn.q_proj.weight"); nullptr where the model has none (a bias).
 using LayerWeights = std::function<const at::Tensor*(const std::string&)>;
 
-/// transformers' Qwen2RMSNorm / Qwen3RMSNorm: the statistics in float32,
-/// the normalised value back in x's dtype, then the scale.
-at::Tensor decoder_rms_norm(const at::Tensor& x, const at::Tensor& weight,
-                            double eps);
-
 /// x (B, L, hidden) through one layer. cos and sin broadcast against
 /// (B, heads, L, head_dim) (the rotate_half convention); `blocked` (bool,
 /// broadcasting against (B, kv_heads, heads / kv_heads, L, L)) is what no
