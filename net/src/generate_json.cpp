@@ -44,7 +44,7 @@ void read_generate_fields(const Json& body, GenerateSettings& settings,
       if (text.size() > max_text_bytes)
         invalid(field, fmt::format("is {} bytes; at most {}", text.size(),
                                    max_text_bytes));
-      settings.*std::get<std::string GenerateSettings::*>(field.member) = text;
+      set_text(settings, field, text);
       break;
     }
     case FieldKind::whole: {
@@ -105,7 +105,8 @@ Json generate_fields_json(const GenerateSettings& settings, int image) {
         [&](auto member) {
           const auto& value = settings.*member;
           using Value = std::decay_t<decltype(value)>;
-          if constexpr (std::is_same_v<Value, std::optional<double>>) {
+          if constexpr (std::is_same_v<Value, std::optional<double>> ||
+                        std::is_same_v<Value, std::optional<std::string>>) {
             if (value) body[name] = *value;
           } else if constexpr (std::is_same_v<Value, std::uint64_t>) {
             body[name] = value + std::uint64_t(image);  // the seed

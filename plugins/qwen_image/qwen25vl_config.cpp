@@ -23,6 +23,11 @@ Qwen25VLVisionConfig vision_from_json(const JsonConfig& json) {
       json.integer_or("intermediate_size", v.intermediate_size, 1, 1 << 18);
   v.num_heads = json.integer_or("num_heads", v.num_heads, 1, 1024);
   v.in_channels = json.integer_or("in_channels", v.in_channels, 1, 16);
+  if (v.in_channels != 3)
+    json.fail("in_channels",
+              fmt::format("is {}; the image processor makes RGB patches (3 "
+                          "channels), the only input implemented",
+                          v.in_channels));
   v.patch_size = json.integer_or("patch_size", v.patch_size, 1, 1024);
   v.temporal_patch_size =
       json.integer_or("temporal_patch_size", v.temporal_patch_size, 1, 16);
@@ -107,7 +112,9 @@ Qwen25VLConfig Qwen25VLConfig::from_json(const JsonConfig& json) {
   c.num_attention_heads = text.integer("num_attention_heads", 1, 1024);
   c.num_key_value_heads = text.integer_or(
       "num_key_value_heads", c.num_attention_heads, 1, c.num_attention_heads);
-  c.rms_norm_eps = text.number_or("rms_norm_eps", 1e-6);
+  // Qwen2_5_VLTextConfig's default where the key is absent (the published
+  // config gives 1e-6).
+  c.rms_norm_eps = text.number_or("rms_norm_eps", 1e-5);
   c.rope_theta = text.number_or("rope_theta", 1000000.0);
   c.max_position_embeddings = text.integer_or(
       "max_position_embeddings", c.max_position_embeddings, 1, 1 << 24);

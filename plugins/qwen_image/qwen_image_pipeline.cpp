@@ -39,26 +39,6 @@ constexpr int kSizeMultiple = 16;  // vae_scale_factor * 2
 constexpr int kLatentChannels = 16;
 constexpr int kMaxSourceImages = 8;
 
-/// The built-in VAE a vae/config.json describes: base_dim 96 (the published
-/// one) or 8 (tiny).
-std::string vae_arch(const fs::path& vae_dir) {
-  const mold::JsonConfig config =
-      mold::JsonConfig::read(vae_dir / "config.json");
-  const int64_t base = config.integer_or("base_dim", 96, 1, 1 << 16);
-  if (config.integer_or("z_dim", kLatentChannels, 1, 1 << 16) !=
-      kLatentChannels)
-    throw mold::ConfigError(config.origin(), 0, "z_dim",
-                            "is not 16; Qwen-Image's VAE has 16 latent "
-                            "channels");
-  if (base == 96) return mold::archs::kDefault;
-  if (base == 8) return mold::archs::kTiny;
-  throw mold::ConfigError(
-      config.origin(), 0, "base_dim",
-      fmt::format("is {}; mold's Qwen-Image VAE has 96 (the published one) "
-                  "or 8 (tiny)",
-                  base));
-}
-
 /// (1, 16, H, W) -> (1, H/2 x W/2, 64): the pipeline's packed tokens, over
 /// whose 64 features true CFG takes its norms.
 at::Tensor pack(const at::Tensor& x) {
@@ -113,6 +93,13 @@ class QwenImagePipeline final : public mold::DiffusionPipeline {
     const auto& t =
         dynamic_cast<const QwenImageTransformer&>(*transformer).config();
     transformer_dims_ = transformer_dims(t);
+    if (t.out_channels != kLatentChannels)
+      throw mold::ConfigError(
+          seeded ? fs::path("<built-in>")
+                 : *options.model_dir / kTransformer / "config.json",
+          0, "out_channels",
+          fmt::format("is {}; the Qwen-Image VAE's latents have {} channels",
+                      t.out_channels, kLatentChannels));
     if (t.joint_attention_dim != encoder_config_.hidden_size)
       throw mold::ConfigError(
           seeded ? fs::path("<built-in>")
@@ -121,8 +108,13 @@ class QwenImagePipeline final : public mold::DiffusionPipeline {
           fmt::format("is {} but the text encoder's hidden size is {}",
                       t.joint_attention_dim, encoder_config_.hidden_size));
     estimators_ = factories.estimators;
-    std::unique_ptr<mold::Vae> vae = declare_qwen_image_vae(
-        seeded ? options.arch.name : vae_arch(*options.model_dir / kVae));
+    QwenImageVaeConfig vae_config;
+    if (seeded)
+      vae_config.arch = options.arch.name;
+    else
+      vae_config =
+          read_qwen_image_vae_config(*options.model_dir / kVae / "config.json");
+    std::unique_ptr<mold::Vae> vae = declare_qwen_image_vae(vae_config);
     declare_components(std::move(text_encoder), weight_source(kTextEncoder, 1),
                        std::move(transformer), std::move(transformer_source),
                        std::move(vae), weight_source(kVae, 3));
@@ -325,10 +317,11 @@ class QwenImagePipeline final : public mold::DiffusionPipeline {
     return c;
   }
 
-  /// True CFG: a scale above 1 and a negative prompt (diffusers'
-  /// true_cfg_scale > 1 and has_neg_prompt).
+  /// True CFG: a scale above 1 and a negative prompt, the empty one too
+  /// (diffusers' true_cfg_scale > 1 and has_neg_prompt: negative_prompt is
+  /// not None).
   static bool uses_cfg(const mold::GenerateRequest& r) {
-    return *r.guidance > 1 && !r.negative_prompt.empty();
+    return *r.guidance > 1 && r.negative_prompt.has_value();
   }
 
   Prepared prepare(const mold::GenerateRequest& r) const {
@@ -340,7 +333,7 @@ class QwenImagePipeline final : public mold::DiffusionPipeline {
     for (const PreparedImage& image : p.images)
       grids.push_back({image.vision.grid_h, image.vision.grid_w});
     p.prompt_ids = prompt_->ids(r.prompt, grids);
-    if (uses_cfg(r)) p.negative_ids = prompt_->ids(r.negative_prompt, grids);
+    if (uses_cfg(r)) p.negative_ids = prompt_->ids(*r.negative_prompt, grids);
     return p;
   }
 

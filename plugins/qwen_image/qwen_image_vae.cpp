@@ -20,19 +20,13 @@ using mold::VaeRunOptions;
 
 namespace {
 
-// The published config's per-channel latent statistics.
-const std::vector<float> kLatentsMean{-0.7571f, -0.7089f, -0.9113f, 0.1075f,
-                                      -0.1745f, 0.9653f,  -0.1517f, 1.5508f,
-                                      0.4134f,  -0.0715f, 0.5517f,  -0.3632f,
-                                      -0.1922f, -0.9497f, 0.2503f,  -0.2921f};
-const std::vector<float> kLatentsStd{
-    2.8184f, 1.4541f, 2.3275f, 2.6558f, 1.2196f, 1.7708f, 2.6052f, 2.0743f,
-    3.2687f, 2.1526f, 2.8652f, 1.5579f, 1.6382f, 1.1253f, 2.8251f, 1.9160f};
-
 class QwenImageVae final : public Vae {
  public:
-  QwenImageVae(const std::string& arch, int64_t base)
-      : Vae(arch), dims_{base, base, 2 * base, 4 * base, 4 * base} {
+  QwenImageVae(const QwenImageVaeConfig& config, int64_t base)
+      : Vae(config.arch),
+        dims_{base, base, 2 * base, 4 * base, 4 * base},
+        latents_mean_(config.latents_mean),
+        latents_std_(config.latents_std) {
     const int64_t z = latent_channels();
     // Encoder: conv_in, then per stage two residual blocks and (but last) a
     // resample.
@@ -132,12 +126,12 @@ class QwenImageVae final : public Vae {
   // rather than by a broadcasting error.
   at::Tensor scale_latent(const at::Tensor& z) const override {
     check_input(VaeInput::latent, z);
-    return (z - stat(kLatentsMean, z)) / stat(kLatentsStd, z);
+    return (z - stat(latents_mean_, z)) / stat(latents_std_, z);
   }
   at::Tensor unscale_latent(const at::Tensor& z) const override {
     check_input(VaeInput::latent, z);
-    return z / (1.0 / stat(kLatentsStd, z)) +
-           stat(kLatentsMean, z);  // as the pipelines do
+    return z / (1.0 / stat(latents_std_, z)) +
+           stat(latents_mean_, z);  // as the pipelines do
   }
 
  private:
@@ -224,26 +218,29 @@ class QwenImageVae final : public Vae {
   }
 
   std::vector<int64_t> dims_;
+  std::vector<float> latents_mean_, latents_std_;  // the config's
 };
 
 }  // namespace
 
-std::unique_ptr<Vae> declare_qwen_image_vae(const std::string& arch) {
+std::unique_ptr<Vae> declare_qwen_image_vae(const QwenImageVaeConfig& config) {
   std::unique_ptr<Vae> vae;
-  if (arch == mold::archs::kDefault)
-    vae = std::make_unique<QwenImageVae>(arch, 96);
-  else if (arch == mold::archs::kTiny)
-    vae = std::make_unique<QwenImageVae>(arch, 8);
+  if (config.arch == mold::archs::kDefault)
+    vae = std::make_unique<QwenImageVae>(config, 96);
+  else if (config.arch == mold::archs::kTiny)
+    vae = std::make_unique<QwenImageVae>(config, 8);
   else
     throw InvalidArgument(
         "the qwen_image VAE has architectures 'default' and 'tiny', not '" +
-        arch + "'");
+        config.arch + "'");
   return vae;
 }
 
 std::unique_ptr<Vae> make_qwen_image_vae(const std::string& arch,
                                          std::uint64_t seed) {
-  std::unique_ptr<Vae> vae = declare_qwen_image_vae(arch);
+  QwenImageVaeConfig config;
+  config.arch = arch;
+  std::unique_ptr<Vae> vae = declare_qwen_image_vae(config);
   vae->init_from_seed(seed);
   return vae;
 }

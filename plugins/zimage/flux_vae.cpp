@@ -13,15 +13,17 @@ using mold::VaeRunOptions;
 
 namespace {
 
-constexpr double kScale = 0.3611;  // scaling_factor of the published config
-constexpr double kShift = 0.1159;  // shift_factor
 constexpr double kNormEps = 1e-6;
 
 class FluxVae final : public Vae {
  public:
-  FluxVae(const std::string& arch, std::vector<int64_t> channels,
+  FluxVae(const FluxVaeConfig& config, std::vector<int64_t> channels,
           int64_t groups)
-      : Vae(arch), channels_(std::move(channels)), groups_(groups) {
+      : Vae(config.arch),
+        channels_(std::move(channels)),
+        groups_(groups),
+        scale_(config.scaling_factor),
+        shift_(config.shift_factor) {
     const int64_t latent2 = 2 * latent_channels();
     // Encoder.
     conv_params("encoder.conv_in", channels_[0], 3, 3);
@@ -99,10 +101,10 @@ class FluxVae final : public Vae {
   }
 
   at::Tensor scale_latent(const at::Tensor& z) const override {
-    return (z - kShift) * kScale;
+    return (z - shift_) * scale_;
   }
   at::Tensor unscale_latent(const at::Tensor& z) const override {
-    return z / kScale + kShift;
+    return z / scale_ + shift_;
   }
 
  private:
@@ -182,28 +184,31 @@ class FluxVae final : public Vae {
 
   std::vector<int64_t> channels_;
   int64_t groups_;
+  double scale_, shift_;  // the config's scaling_factor and shift_factor
 };
 
 }  // namespace
 
-std::unique_ptr<Vae> declare_flux_vae(const std::string& arch) {
+std::unique_ptr<Vae> declare_flux_vae(const FluxVaeConfig& config) {
   std::unique_ptr<Vae> vae;
-  if (arch == mold::archs::kDefault)
+  if (config.arch == mold::archs::kDefault)
     vae = std::make_unique<FluxVae>(
-        arch, std::vector<int64_t>{128, 256, 512, 512}, 32);
-  else if (arch == mold::archs::kTiny)
-    vae = std::make_unique<FluxVae>(arch, std::vector<int64_t>{32, 32, 64, 64},
-                                    32);
+        config, std::vector<int64_t>{128, 256, 512, 512}, 32);
+  else if (config.arch == mold::archs::kTiny)
+    vae = std::make_unique<FluxVae>(config,
+                                    std::vector<int64_t>{32, 32, 64, 64}, 32);
   else
     throw InvalidArgument(
-        "the zimage VAE has architectures 'default' and 'tiny', not '" + arch +
-        "'");
+        "the zimage VAE has architectures 'default' and 'tiny', not '" +
+        config.arch + "'");
   return vae;
 }
 
 std::unique_ptr<Vae> make_flux_vae(const std::string& arch,
                                    std::uint64_t seed) {
-  std::unique_ptr<Vae> vae = declare_flux_vae(arch);
+  FluxVaeConfig config;
+  config.arch = arch;
+  std::unique_ptr<Vae> vae = declare_flux_vae(config);
   vae->init_from_seed(seed);
   return vae;
 }

@@ -35,28 +35,6 @@ constexpr int kMaxSequenceLength = 512;  // the pipeline's max_sequence_length
 constexpr int kSizeMultiple = 16;        // vae_scale_factor * 2
 constexpr int kLatentChannels = 16;
 
-/// The built-in FLUX VAE architecture a vae/config.json describes: "default"
-/// (channels 128/256/512/512, the published one) or "tiny" (32/32/64/64).
-std::string vae_arch(const fs::path& vae_dir) {
-  const mold::JsonConfig config =
-      mold::JsonConfig::read(vae_dir / "config.json");
-  const std::vector<int64_t> channels =
-      config.integers("block_out_channels", 1, 1 << 20);
-  if (config.integer_or("latent_channels", kLatentChannels, 1, 1 << 20) !=
-      kLatentChannels)
-    throw mold::ConfigError(config.origin(), 0, "latent_channels",
-                            "is not 16; Z-Image's VAE has 16 latent channels");
-  if (channels == std::vector<int64_t>{128, 256, 512, 512})
-    return mold::archs::kDefault;
-  if (channels == std::vector<int64_t>{32, 32, 64, 64})
-    return mold::archs::kTiny;
-  throw mold::ConfigError(
-      config.origin(), 0, "block_out_channels",
-      fmt::format("is {}; mold's FLUX VAE has [128, 256, 512, 512] (the "
-                  "published one) or [32, 32, 64, 64] (tiny)",
-                  config.dump("block_out_channels")));
-}
-
 class ZImagePipeline final : public mold::DiffusionPipeline {
  public:
   ZImagePipeline(const PipelineFactories& factories,
@@ -91,9 +69,21 @@ class ZImagePipeline final : public mold::DiffusionPipeline {
         max_side_ = int(std::min<std::int64_t>(
             16384, (std::min(lens[1], lens[2]) - 1) * kSizeMultiple));
     }
+    if (transformer->in_channels() != kLatentChannels)
+      throw mold::ConfigError(
+          seeded() ? fs::path("<built-in>")
+                   : *options.model_dir / kTransformer / "config.json",
+          0, "in_channels",
+          fmt::format("is {}; the FLUX VAE's latents have {} channels",
+                      transformer->in_channels(), kLatentChannels));
     estimators_ = factories.estimators;
-    std::unique_ptr<mold::Vae> vae = factories.vae(
-        seeded() ? options.arch.name : vae_arch(*options.model_dir / kVae));
+    FluxVaeConfig vae_config;
+    if (seeded())
+      vae_config.arch = options.arch.name;
+    else
+      vae_config =
+          read_flux_vae_config(*options.model_dir / kVae / "config.json");
+    std::unique_ptr<mold::Vae> vae = factories.vae(vae_config);
     // Z-Image's transformer reads its matrices whole: its q4 and q8 variants
     // run from a model directory's checkpoint, never quantized from a seed.
     declare_components(std::move(text_encoder), weight_source(kTextEncoder, 1),
@@ -136,11 +126,11 @@ class ZImagePipeline final : public mold::DiffusionPipeline {
         planned(mold::ops::kTextEncode, kTextEncoder,
                 workload(mold::ops::kTextEncode, r, 1, prompt_tokens), 0));
     if (cfg)
-      phases.push_back(
-          planned(mold::ops::kTextEncode, kTextEncoder,
-                  workload(mold::ops::kTextEncode, r, 1,
-                           int(prompt_ids(r.negative_prompt).size())),
-                  0));
+      phases.push_back(planned(
+          mold::ops::kTextEncode, kTextEncoder,
+          workload(mold::ops::kTextEncode, r, 1,
+                   int(prompt_ids(r.negative_prompt.value_or("")).size())),
+          0));
     phases.push_back(planned(
         mold::ops::kDenoise, kTransformer,
         workload(mold::ops::kDenoise, r, cfg ? 2 : 1, prompt_tokens), r.steps));
@@ -180,7 +170,9 @@ class ZImagePipeline final : public mold::DiffusionPipeline {
       }
     } else {
       text = encode(phases[next++], r.prompt, context);
-      if (cfg) negative = encode(phases[next++], r.negative_prompt, context);
+      if (cfg)
+        negative =
+            encode(phases[next++], r.negative_prompt.value_or(""), context);
       memo_.keep(key, {text, negative});
     }
 

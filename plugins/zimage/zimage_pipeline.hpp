@@ -9,13 +9,14 @@
 #include <mold/catalog/model_family.hpp>
 #include <mold/runtime/pipeline.hpp>
 
+#include "flux_vae_config.hpp"
 #include "zimage_estimators.hpp"
 
 namespace zimage {
 
 struct PipelineFactories {
   /// Builds the VAE with its parameters declared only.
-  std::function<std::unique_ptr<mold::Vae>(const std::string& arch)> vae;
+  std::function<std::unique_ptr<mold::Vae>(const FluxVaeConfig& config)> vae;
   mold::TextEncoderFactory text_encoder;
   mold::DenoiserFactory transformer;
   /// The tokenizer files shipped with the plugin (for seeded weights).

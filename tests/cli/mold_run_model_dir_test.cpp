@@ -83,6 +83,60 @@ TEST_CASE("mold run from a model directory gives the seeded run's image",
     CHECK_THAT(r.err, Catch::Contains("are missing") &&
                           Catch::Contains("transformer"));
   }
+  SECTION("the VAE config's latent scaling is used; what mold lacks, refused") {
+    // Another scaling_factor and shift_factor (a fine-tune's VAE): the same
+    // latents, decoded after their own unscaling, so another image.
+    const std::string config = R"({"_class_name": "AutoencoderKL",
+        "in_channels": 3, "out_channels": 3, "latent_channels": 16,
+        "block_out_channels": [32, 32, 64, 64], "layers_per_block": 2,
+        "norm_num_groups": 32, "act_fn": "silu", "use_quant_conv": false,
+        "use_post_quant_conv": false, "mid_block_add_attention": true,
+        "scaling_factor": SCALE, "shift_factor": SHIFT})";
+    auto with = [&](const std::string& scale, const std::string& shift) {
+      std::string text = config;
+      text.replace(text.find("SCALE"), 5, scale);
+      text.replace(text.find("SHIFT"), 5, shift);
+      write(dir / "vae" / "config.json", text);
+    };
+    with("0.5", "0.0");
+    TempDir other;
+    r = run_mold(args({"run", "z-image-turbo", "a red fox in the snow",
+                       "--model-dir", dir.string(), "--save-tensors"},
+                      other.path()));
+    INFO(r.err);
+    REQUIRE(r.exit_code == 0);
+    const auto rescaled =
+        mold::read_png(fs::path(other.path()) / "z-image-turbo-0.png");
+    CHECK(rescaled.rgb != loaded.rgb);
+    // The published values give the published image back.
+    with("0.3611", "0.1159");
+    TempDir same;
+    r = run_mold(args({"run", "z-image-turbo", "a red fox in the snow",
+                       "--model-dir", dir.string()},
+                      same.path()));
+    REQUIRE(r.exit_code == 0);
+    CHECK(mold::read_png(fs::path(same.path()) / "z-image-turbo-0.png").rgb ==
+          loaded.rgb);
+    for (const auto& [key, value] :
+         std::vector<std::pair<std::string, std::string>>{
+             {"scaling_factor", "0"},
+             {"use_quant_conv", "true"},
+             {"layers_per_block", "3"},
+             {"act_fn", "\"gelu\""}}) {
+      std::string text = config;
+      text.replace(text.find("SCALE"), 5, "0.3611");
+      text.replace(text.find("SHIFT"), 5, "0.1159");
+      text.insert(text.size() - 1, ", \"" + key + "\": " + value);
+      write(dir / "vae" / "config.json", text);
+      r = run_mold(
+          args({"run", "z-image-turbo", "fox", "--model-dir", dir.string()},
+               out_dir.path()));
+      INFO(key << " = " << value << ": " << r.err);
+      CHECK(r.exit_code == 1);
+      CHECK_THAT(r.err, Catch::Contains("config.json") &&
+                            Catch::Contains("'" + key + "'"));
+    }
+  }
   SECTION("a config the model cannot be is named") {
     write(dir / "vae" / "config.json",
           R"({"block_out_channels": [8, 8], "latent_channels": 16})");

@@ -157,15 +157,23 @@ TEST_CASE("true CFG runs the negative prompt's passes",
   TempDir out;
   const std::string source =
       mold::test::write_source_png(out.path(), "x.png", 64, 64);
-  const auto r = run_mold(edit_args(
-      out, {source}, {"--negative", "blurry", "--guidance", "4", "--json"}));
-  INFO(r.err);
-  REQUIRE(r.exit_code == 0);
-  int encodes = 0;
-  const nlohmann::json report = nlohmann::json::parse(r.out);
-  for (const auto& p : report["phases"])
-    if (p["phase"] == "text_encode") ++encodes;
-  CHECK(encodes == 2);
+  auto text_encodes = [&](std::vector<std::string> more) {
+    more.push_back("--json");
+    const auto r = run_mold(edit_args(out, {source}, more));
+    INFO(r.err);
+    REQUIRE(r.exit_code == 0);
+    int encodes = 0;
+    const nlohmann::json report = nlohmann::json::parse(r.out);
+    for (const auto& p : report["phases"])
+      if (p["phase"] == "text_encode") ++encodes;
+    return encodes;
+  };
+  CHECK(text_encodes({"--negative", "blurry", "--guidance", "4"}) == 2);
+  // As diffusers: an empty negative prompt is a negative prompt (true CFG
+  // with it); none given, no true CFG; a scale of 1 or less, none either.
+  CHECK(text_encodes({"--negative", "", "--guidance", "4"}) == 2);
+  CHECK(text_encodes({"--guidance", "4"}) == 1);
+  CHECK(text_encodes({"--negative", "", "--guidance", "1"}) == 1);
 }
 
 TEST_CASE("mold run: --image failures name the file and what to do",

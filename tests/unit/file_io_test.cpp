@@ -150,3 +150,26 @@ TEST_CASE("inputs that are not regular files are refused at once",
       Catch::Contains("No such file or directory"));
   CHECK(mold::describe_file_type(dir.path() + "/none") == "missing");
 }
+
+TEST_CASE("a bounded read takes regular files within the bound only",
+          "[unit][io]") {
+  TempDir dir;
+  const fs::path small = dir.write("small.txt", "abc\n");
+  CHECK(mold::read_regular_file(small, 4, "the file") == "abc\n");
+  CHECK_THROWS_WITH(mold::read_regular_file(small, 3, "--points-from"),
+                    Catch::Contains("--points-from") &&
+                        Catch::Contains("is 4 bytes, more than the 3"));
+  const fs::path fifo = dir.path() + "/fifo";
+  REQUIRE(::mkfifo(fifo.c_str(), 0600) == 0);
+  // Opened without blocking: no writer is waited for.
+  CHECK_THROWS_WITH(
+      mold::read_regular_file(fifo, 100, "refs/main"),
+      Catch::Contains("a FIFO") && Catch::Contains("not a regular file"));
+  CHECK_THROWS_WITH(mold::read_regular_file(dir.path(), 100, "the report"),
+                    Catch::Contains("a directory"));
+  CHECK_THROWS_WITH(mold::read_regular_file("/dev/zero", 100, "the report"),
+                    Catch::Contains("a character device"));
+  CHECK_THROWS_WITH(
+      mold::read_regular_file(dir.path() + "/none", 100, "the report"),
+      Catch::Contains("No such file or directory"));
+}

@@ -66,4 +66,15 @@ TEST_CASE("JsonConfig refuses files that are no JSON object", "[json]") {
   std::string deep(100000, '[');
   CHECK_THROWS_AS(JsonConfig::read(write("deep.json", deep)),
                   mold::ConfigError);
+  // A valid document nested 300,000 deep is refused before it is parsed or
+  // shown (a message's dump() would recurse through it).
+  const std::string nested =
+      "{\"a\": " + std::string(300000, '[') + std::string(300000, ']') + "}";
+  CHECK_THROWS_WITH(JsonConfig::read(write("nested.json", nested)),
+                    Catch::Contains("nested.json") &&
+                        Catch::Contains("nests arrays and objects 300001 "
+                                        "deep") &&
+                        Catch::Contains("no more than 64"));
+  CHECK_NOTHROW(JsonConfig::parse(
+      "{\"a\": " + std::string(60, '[') + std::string(60, ']') + "}", "x"));
 }

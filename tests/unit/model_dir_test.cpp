@@ -1,6 +1,8 @@
 // Model directories (model_index.json and its component folders), where mold
 // looks for them, and what it says when it finds none. Every tree is made here
 // in a temp directory.
+#include <sys/stat.h>
+
 #include <catch2/catch.hpp>
 #include <chrono>
 #include <cstdlib>
@@ -375,6 +377,16 @@ TEST_CASE("find_model_dir: a Hugging Face cache", "[model_dir][search]") {
     CHECK(*find_model_dir("z-image-turbo", {base / "hf"}).found ==
           new_snapshot);
     dir.write(entry + "/refs/main", "../../../..");
+    CHECK(*find_model_dir("z-image-turbo", {base / "hf"}).found ==
+          new_snapshot);
+    // A FIFO (or any file that is not a small regular one) is no ref: the
+    // search goes on without waiting for a writer.
+    fs::remove(base / entry / "refs/main");
+    REQUIRE(::mkfifo((base / entry / "refs/main").c_str(), 0600) == 0);
+    const auto lookup = find_model_dir("z-image-turbo", {base / "hf"});
+    CHECK(*lookup.found == new_snapshot);
+    fs::remove(base / entry / "refs/main");
+    dir.write(entry + "/refs/main", std::string(100000, 'a'));
     CHECK(*find_model_dir("z-image-turbo", {base / "hf"}).found ==
           new_snapshot);
   }

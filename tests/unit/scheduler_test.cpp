@@ -86,6 +86,24 @@ TEST_CASE("scheduler_config.json: values read, unsupported options named",
   CHECK_THROWS_WITH(FlowMatchConfig::from_json(mold::JsonConfig::parse(
                         R"({"shift": -1})", "scheduler_config.json")),
                     Catch::Contains("positive"));
+  // Another scheduler would be run as this one: refused by name.
+  CHECK_THROWS_WITH(FlowMatchConfig::from_json(mold::JsonConfig::parse(
+                        R"({"_class_name": "EulerDiscreteScheduler"})",
+                        "scheduler_config.json")),
+                    Catch::Contains("key '_class_name'") &&
+                        Catch::Contains("EulerDiscreteScheduler"));
+  CHECK_THROWS_WITH(FlowMatchConfig::from_json(mold::JsonConfig::parse(
+                        R"({"base_shift": null})", "scheduler_config.json")),
+                    Catch::Contains("key 'base_shift': is null"));
+  // shift_terminal 0 is off, as diffusers reads it.
+  CHECK_FALSE(FlowMatchConfig::from_json(
+                  mold::JsonConfig::parse(R"({"shift_terminal": 0})",
+                                          "scheduler_config.json"))
+                  .shift_terminal);
+  CHECK(*FlowMatchConfig::from_json(
+             mold::JsonConfig::parse(R"({"shift_terminal": 0.02})",
+                                     "scheduler_config.json"))
+             .shift_terminal == 0.02);
 }
 
 TEST_CASE("Z-Image's own sigmas: linspace(1, 1/8, 8), shifted, in float32",

@@ -17,6 +17,18 @@ TEST_CASE("control characters and invalid UTF-8 are escaped, the rest kept",
   CHECK_FALSE(is_valid_utf8("\xf4\x90\x80\x80"));  // past U+10FFFF
 }
 
+TEST_CASE("JSON nesting is measured without recursing, strings skipped",
+          "[text]") {
+  using mold::json_nesting_depth;
+  CHECK(json_nesting_depth("") == 0);
+  CHECK(json_nesting_depth("3") == 0);
+  CHECK(json_nesting_depth("{}") == 1);
+  CHECK(json_nesting_depth(R"({"a": [1, {"b": []}], "c": {}})") == 4);
+  CHECK(json_nesting_depth(R"({"a": "[[[{{{", "b": "\"[["})") == 1);
+  CHECK(json_nesting_depth("]]]]{") == 1);  // stray closers never go below 0
+  CHECK(json_nesting_depth(std::string(1000000, '[')) == 1000000);
+}
+
 TEST_CASE("the shared string helpers", "[text]") {
   CHECK(list_text({16, 56, 56}) == "[16, 56, 56]");
   CHECK(list_text({}) == "[]");

@@ -438,7 +438,18 @@ TEST_CASE("tokenizer: hostile and broken files are clear errors",
                       Catch::Contains("tokenizer_config.json: is not valid "
                                       "JSON"));
     CHECK_THROWS_WITH(load_texts(dir, std::string(200000, '[') + "1", "{}"),
-                      Catch::Contains("is not valid JSON"));
+                      Catch::Contains("nests arrays and objects 200000 deep"));
+    // Options that change the ids, at values mold does not implement.
+    for (const char* key : {"add_bos_token", "add_eos_token",
+                            "split_special_tokens", "add_prefix_space"}) {
+      INFO(key);
+      CHECK_THROWS_WITH(
+          load_texts(dir, full, std::string("{\"") + key + "\": true}"),
+          Catch::Contains("tokenizer_config.json: key '" + std::string(key) +
+                          "': is true"));
+      CHECK_NOTHROW(
+          load_texts(dir, full, std::string("{\"") + key + "\": false}"));
+    }
     CHECK_THROWS_WITH(load_texts(dir, "{\"model\": \"\xff\"}", "{}"),
                       Catch::Contains("is not valid JSON"));
   }

@@ -20,11 +20,14 @@ void add_generate_options(po::options_description& options,
     const std::string flag(field.flag), help(field.help);
     switch (field.kind) {
     case FieldKind::text: {
-      std::string& target =
-          settings.*std::get<std::string GenerateSettings::*>(field.member);
-      auto* value = po::value(&target);
-      if (!target.empty())
-        value->default_value(target);
+      // Set when given, even empty: an optional text field tells the two.
+      const std::string* current = text_value(settings, field);
+      auto* value = po::value<std::string>()->notifier(
+          [&settings, &field](const std::string& text) {
+            set_text(settings, field, text);
+          });
+      if (current && !current->empty())
+        value->default_value(*current);
       else if (field.required)
         value->required();
       options.add_options()(flag.c_str(), value, help.c_str());

@@ -25,8 +25,8 @@ std::vector<mold::PngText> png_text(const mold::Pipeline& pipeline,
       {"seeded_weights", pipeline.seeded_weights() ? "true" : "false"},
       {"weights", pipeline.describe_weights()},
       {"Software", fmt::format("mold {}", MOLD_VERSION)}};
-  if (!r.negative_prompt.empty())
-    text.push_back({"negative_prompt", r.negative_prompt});
+  if (r.negative_prompt)
+    text.push_back({"negative_prompt", *r.negative_prompt});
   return text;
 }
 

@@ -66,6 +66,46 @@ void require_regular_input(const fs::path& path, std::string_view what) {
                     path.string(), type_of(st)));
 }
 
+std::string read_regular_file(const fs::path& path, std::uintmax_t max_bytes,
+                              std::string_view what) {
+  const int fd = ::open(path.c_str(), O_RDONLY | O_NONBLOCK | O_CLOEXEC);
+  if (fd < 0)
+    throw Error(fmt::format("{} {}: {}. Check the path", what, path.string(),
+                            std::strerror(errno)));
+  struct Closer {
+    int fd;
+    ~Closer() { ::close(fd); }
+  } closer{fd};
+  struct stat st {};
+  if (::fstat(fd, &st) != 0)
+    throw Error(
+        fmt::format("{} {}: {}", what, path.string(), std::strerror(errno)));
+  if (!S_ISREG(st.st_mode))
+    throw Error(fmt::format("{} {} is {}, not a regular file: give a file",
+                            what, path.string(), type_of(st)));
+  if (std::uintmax_t(st.st_size) > max_bytes)
+    throw Error(fmt::format(
+        "{} {} is {} bytes, more than the {} it can be: is it the right "
+        "file?",
+        what, path.string(), std::uintmax_t(st.st_size), max_bytes));
+  // Read to the end, but never past the bound (the file may grow).
+  std::string text;
+  char buffer[1 << 16];
+  for (;;) {
+    const ssize_t n = ::read(fd, buffer, sizeof buffer);
+    if (n < 0 && errno == EINTR) continue;
+    if (n < 0)
+      throw Error(
+          fmt::format("{} {}: {}", what, path.string(), std::strerror(errno)));
+    if (n == 0) break;
+    if (text.size() + std::size_t(n) > max_bytes)
+      throw Error(fmt::format("{} {} grew past {} bytes while it was read",
+                              what, path.string(), max_bytes));
+    text.append(buffer, std::size_t(n));
+  }
+  return text;
+}
+
 void write_file_atomically(const fs::path& path, std::string_view what,
                            const std::function<void(std::ostream&)>& write) {
   const fs::path target = final_target(path);

@@ -51,9 +51,16 @@ std::string name_of(const fs::path& dir) {
 std::optional<fs::path> hf_snapshot(const fs::path& entry,
                                     std::vector<std::string>& near_misses) {
   const fs::path snapshots = entry / "snapshots";
-  if (std::ifstream ref{entry / "refs" / "main"}) {
+  std::error_code ec;
+  if (fs::exists(entry / "refs" / "main", ec)) {
+    // A commit hash and a newline; anything else (a FIFO, a device, a huge
+    // file) is not a ref, and the newest snapshot is taken instead.
     std::string hash;
-    std::getline(ref, hash);
+    try {
+      hash = read_regular_file(entry / "refs" / "main", 256, "refs/main");
+    } catch (const Error& e) {
+      near_misses.push_back(e.what());
+    }
     while (!hash.empty() &&
            std::isspace(static_cast<unsigned char>(hash.back())))
       hash.pop_back();

@@ -5,6 +5,7 @@
 #include <fstream>
 
 #include "mold/base/file_io.hpp"
+#include "mold/base/text.hpp"
 
 namespace mold::json_document {
 
@@ -48,6 +49,11 @@ json read_object(const fs::path& file, const Rules& rules, const Fail& fail) {
 }
 
 json parse_object(std::string_view text, const Rules& rules, const Fail& fail) {
+  if (const std::size_t depth = json_nesting_depth(text);
+      depth > kMaxJsonNesting)
+    raise(fail, fmt::format("nests arrays and objects {} deep; {} holds no "
+                            "more than {}: is it the right file?",
+                            depth, rules.kind, kMaxJsonNesting));
   json root;
   try {
     root = json::parse(text.begin(), text.end());

@@ -24,6 +24,20 @@ std::string terminal_problem(std::size_t steps) {
 
 FlowMatchConfig FlowMatchConfig::from_json(const JsonConfig& json) {
   FlowMatchConfig c;
+  // Another scheduler's config would be run as this one's: refused.
+  if (json.has_value("_class_name") &&
+      json.string("_class_name") != "FlowMatchEulerDiscreteScheduler")
+    throw ConfigError(
+        json.origin(), 0, "_class_name",
+        fmt::format("is \"{}\"; mold samples with diffusers' "
+                    "FlowMatchEulerDiscreteScheduler, the one the Z-Image "
+                    "and Qwen-Image pipelines ship",
+                    json.string("_class_name")));
+  for (const char* key : {"base_shift", "max_shift"})
+    if (json.has(key) && !json.has_value(key))
+      throw ConfigError(json.origin(), 0, key,
+                        "is null; the pipelines compute the shift from it: "
+                        "give a number or remove the key");
   c.num_train_timesteps = int(json.integer_or(
       "num_train_timesteps", c.num_train_timesteps, 1, 1000000));
   c.shift = json.number_or("shift", c.shift);
@@ -42,7 +56,8 @@ FlowMatchConfig FlowMatchConfig::from_json(const JsonConfig& json) {
     throw ConfigError(json.origin(), 0, "max_image_seq_len",
                       "equals base_image_seq_len; dynamic shifting needs two "
                       "different lengths");
-  if (json.has_value("shift_terminal")) {
+  // 0 is off, as in diffusers (`if self.config.shift_terminal:`).
+  if (json.has_value("shift_terminal") && json.number("shift_terminal") != 0) {
     c.shift_terminal = json.number("shift_terminal");
     if (*c.shift_terminal >= 1 || *c.shift_terminal < 0)
       throw ConfigError(

@@ -521,6 +521,26 @@ std::optional<std::int32_t> read_special(const File& config, const char* name,
                                 content));
 }
 
+/// The keys of tokenizer_config.json that change the ids transformers makes
+/// and that mold implements at their usual value only: refused otherwise.
+void check_encoding_options(const File& config) {
+  // true adds a token to every prompt (transformers v5 rebuilds the
+  // post-processor from them) or encodes special tokens as text.
+  for (const char* key : {"add_bos_token", "add_eos_token",
+                          "split_special_tokens", "add_prefix_space"}) {
+    const json* value = config.find(config.root(), key);
+    if (value == nullptr || value->is_null()) continue;
+    if (!value->is_boolean())
+      config.fail(key, fmt::format("is {} ({}), not true or false",
+                                   value->type_name(), shown(*value)));
+    if (value->get<bool>())
+      config.fail(key,
+                  "is true; mold's tokenizer encodes as the published "
+                  "Qwen tokenizers do, with it false (set it to false or "
+                  "remove it)");
+  }
+}
+
 std::optional<std::int64_t> read_max_length(const File& config) {
   const json* value = config.find(config.root(), "model_max_length");
   if (value == nullptr || value->is_null()) return std::nullopt;
@@ -642,6 +662,7 @@ TokenizerSpec read_tokenizer_files(
     spec.pad = read_special(config, "pad_token", spec);
     spec.bos = read_special(config, "bos_token", spec);
     spec.model_max_length = read_max_length(config);
+    check_encoding_options(config);
   }
   return spec;
 }

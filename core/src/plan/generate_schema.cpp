@@ -22,8 +22,9 @@ const std::vector<GenerateField>& generate_fields() {
       {"prompt", "prompt", FieldKind::text, 0, 0, "what to draw", true,
        &S::prompt},
       {"negative_prompt", "negative", FieldKind::text, 0, 0,
-       "negative prompt (when the guidance turns guidance on)", false,
-       &S::negative_prompt},
+       "negative prompt (when the guidance turns guidance on; Qwen-Image: "
+       "given, even empty, it turns true CFG on with --guidance above 1)",
+       false, &S::negative_prompt},
       {"width", "width", FieldKind::whole, 16, 16384,
        "image width in pixels (default: the model's)", false, &S::width},
       {"height", "height", FieldKind::whole, 16, 16384,
@@ -66,6 +67,28 @@ std::string flag_label(const GenerateField& field) {
   return "--" + std::string(field.flag);
 }
 
+const std::string* text_value(const GenerateSettings& settings,
+                              const GenerateField& field) {
+  if (const auto* text = std::get_if<std::string S::*>(&field.member))
+    return &(settings.**text);
+  if (const auto* optional =
+          std::get_if<std::optional<std::string> S::*>(&field.member)) {
+    const std::optional<std::string>& value = settings.**optional;
+    return value ? &*value : nullptr;
+  }
+  throw InvalidArgument(
+      fmt::format("request field {} is not text", field.name));
+}
+
+void set_text(GenerateSettings& settings, const GenerateField& field,
+              std::string value) {
+  if (const auto* text = std::get_if<std::string S::*>(&field.member))
+    settings.** text = std::move(value);
+  else
+    settings.*std::get<std::optional<std::string> S::*>(field.member) =
+        std::move(value);
+}
+
 std::string json_label(const GenerateField& field) {
   return std::string(field.name);
 }
@@ -73,8 +96,10 @@ std::string json_label(const GenerateField& field) {
 void check_generate_settings(const GenerateSettings& settings,
                              std::string (*label)(const GenerateField&)) {
   for (const auto& field : generate_fields()) {
-    if (const auto* text = std::get_if<std::string S::*>(&field.member)) {
-      const std::string& value = settings.**text;
+    if (field.kind == FieldKind::text) {
+      const std::string* text = text_value(settings, field);
+      if (!text) continue;
+      const std::string& value = *text;
       if (const auto nul = value.find('\0'); nul != std::string::npos)
         throw InvalidArgument(
             fmt::format("{}: has a NUL byte at byte {}; a prompt is text",

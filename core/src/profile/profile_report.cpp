@@ -5,6 +5,7 @@
 #include <nlohmann/json.hpp>
 
 #include "mold/base/error.hpp"
+#include "mold/base/text.hpp"
 
 namespace mold {
 
@@ -202,6 +203,12 @@ MemoryProfile profile_from(const Json& j);
 }  // namespace
 
 MemoryProfile profile_from_json(const std::string& text) {
+  if (const std::size_t depth = json_nesting_depth(text);
+      depth > kMaxJsonNesting)
+    throw ParseError(fmt::format(
+        "not a report: it nests arrays and objects {} deep (a report nests "
+        "4)",
+        depth));
   Json j;
   try {
     j = Json::parse(text);

@@ -7,6 +7,7 @@
 #include <utility>
 
 #include "mold/base/bytes.hpp"
+#include "mold/base/text.hpp"
 
 namespace mold {
 
@@ -63,6 +64,13 @@ SafetensorsHeader parse_safetensors_header(const char* bytes, std::size_t size,
         "truncated, or not a safetensors file: the header says {} bytes "
         "of JSON but only {} follow",
         header_size, size - 8));
+  if (const std::size_t depth = json_nesting_depth(
+          std::string_view(bytes + 8, std::size_t(header_size)));
+      depth > kMaxJsonNesting)
+    throw fail(
+        fmt::format("the JSON header nests {} deep (a safetensors "
+                    "header nests 3): the file is damaged or hostile",
+                    depth));
   nlohmann::json json;
   try {
     json = nlohmann::json::parse(bytes + 8, bytes + 8 + header_size);

@@ -51,31 +51,6 @@ bool same_secret(const std::string& a, const std::string& b) {
   return diff == 0;
 }
 
-/// The deepest nesting of arrays and objects in `text` (strings skipped):
-/// deeply nested JSON is refused before it is parsed.
-int json_depth(const std::string& text) {
-  int depth = 0, deepest = 0;
-  bool in_string = false, escaped = false;
-  for (const char c : text) {
-    if (in_string) {
-      if (escaped)
-        escaped = false;
-      else if (c == '\\')
-        escaped = true;
-      else if (c == '"')
-        in_string = false;
-      continue;
-    }
-    if (c == '"')
-      in_string = true;
-    else if (c == '[' || c == '{')
-      deepest = std::max(deepest, ++depth);
-    else if (c == ']' || c == '}')
-      --depth;
-  }
-  return deepest;
-}
-
 Json parse_body(const net::HttpRequest& request, bool allow_empty) {
   if (request.body.empty() && allow_empty) return Json::object();
   const std::string type = request.header("Content-Type");
@@ -88,7 +63,7 @@ Json parse_body(const net::HttpRequest& request, bool allow_empty) {
                   fmt::format("the body must be JSON (Content-Type: "
                               "application/json); it was sent as \"{}\"",
                               mold::escape_control(type))};
-  if (json_depth(request.body) > 32)
+  if (mold::json_nesting_depth(request.body) > 32)
     throw Refused{codes::kInvalidJson,
                   "the JSON body nests arrays or objects more than 32 deep"};
   // The last key read, to name the field whose value the parser refuses.

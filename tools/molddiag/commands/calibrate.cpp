@@ -17,6 +17,7 @@
 #include <mold/base/error.hpp>
 #include <mold/base/file_io.hpp>
 #include <mold/base/memory_stats.hpp>
+#include <mold/base/text.hpp>
 #include <mold/catalog/arch_names.hpp>
 #include <mold/config/toml_table_writer.hpp>
 #include <mold/device/cpu_backend.hpp>
@@ -284,11 +285,15 @@ CalibrateResult run(const tools::Host& host, const CalibrateRequest& request,
 std::vector<PhasePoint> read_points(const std::string& file,
                                     const CalibrateRequest& request,
                                     const std::vector<std::string>& names) {
-  std::ifstream in(file);
+  constexpr std::uintmax_t kMaxPoints = 64ull << 20;
+  const std::string text =
+      mold::read_regular_file(file, kMaxPoints, "--points-from");
   nlohmann::json j;
   try {
-    j = nlohmann::json::parse(in);
-  } catch (const nlohmann::json::exception&) {
+    if (mold::json_nesting_depth(text) > mold::kMaxJsonNesting)
+      throw std::invalid_argument("nested too deep");
+    j = nlohmann::json::parse(text);
+  } catch (const std::exception&) {
     throw mold::Error(fmt::format(
         "--points-from {}: not JSON (give the output of molddiag calibrate "
         "--json)",

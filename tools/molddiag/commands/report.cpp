@@ -86,19 +86,7 @@ tools::Parsed<ReportRequest> parse(const std::vector<std::string>& args) {
 /// 1,000-image report is about 2 MB).
 std::string read_report(const std::string& path) {
   constexpr std::uintmax_t kMaxReport = 256ull << 20;
-  std::error_code ec;
-  const std::uintmax_t size = std::filesystem::file_size(path, ec);
-  if (ec) throw mold::Error(fmt::format("{}: cannot read it", path));
-  if (size > kMaxReport)
-    throw mold::Error(fmt::format(
-        "{} is {}: larger than any report molddiag writes, so not one", path,
-        mold::format_bytes(mold::Bytes(size))));
-  std::ifstream in(path, std::ios::binary);
-  std::stringstream text;
-  text << in.rdbuf();
-  if (!in && !in.eof())
-    throw mold::Error(fmt::format("{}: cannot read it", path));
-  return text.str();
+  return mold::read_regular_file(path, kMaxReport, "the report");
 }
 
 }  // namespace

@@ -30,9 +30,10 @@ std::string EncodingMemo::key_of(const GenerateRequest& request,
                                  bool with_negative) {
   // Lengths first, so that no two requests make the same key.
   std::string key = fmt::format("{}:{}", request.prompt.size(), request.prompt);
-  if (with_negative)
-    key += fmt::format("|{}:{}", request.negative_prompt.size(),
-                       request.negative_prompt);
+  if (with_negative) {
+    const std::string negative = request.negative_prompt.value_or("");
+    key += fmt::format("|{}:{}", negative.size(), negative);
+  }
   for (const at::Tensor& image : request.images)
     key += fmt::format("|{}:{:016x}", c10::str(image.sizes()), fnv1a(image));
   return key;

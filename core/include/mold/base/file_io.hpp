@@ -27,6 +27,14 @@ std::string describe_file_type(const std::filesystem::path& path);
 void require_regular_input(const std::filesystem::path& path,
                            std::string_view what);
 
+/// The whole of `path`, a regular file (after symlinks) of at most
+/// `max_bytes`: opened without blocking (a FIFO never hangs the caller) and
+/// checked on the open descriptor, then read to its end. Throws Error naming
+/// `what` ("--points-from"), the path and what it is instead ("a FIFO",
+/// "5 GiB, more than a report can be").
+std::string read_regular_file(const std::filesystem::path& path,
+                              std::uintmax_t max_bytes, std::string_view what);
+
 /// Writes `path` atomically: `write` fills a temporary file beside the file
 /// that will be replaced, which then replaces it by rename. A symlink is
 /// followed (its final target is replaced; the link stays), an existing file

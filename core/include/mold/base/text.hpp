@@ -29,6 +29,15 @@ std::string join_names(const std::vector<std::string>& names);
 bool starts_with(std::string_view text, std::string_view prefix);
 bool ends_with(std::string_view text, std::string_view suffix);
 
+/// The deepest nesting of arrays and objects in JSON `text` (strings
+/// skipped), by a scan that never recurses: deep documents are refused before
+/// a parser or a message's dump() recurses into them.
+std::size_t json_nesting_depth(std::string_view text);
+
+/// The nesting every reader of JSON from outside accepts: configs, tokenizer
+/// files, safetensors headers, reports and request bodies nest 5 or less.
+constexpr std::size_t kMaxJsonNesting = 64;
+
 /// `text` with ASCII letters in lower case (other bytes kept).
 std::string ascii_lower(std::string_view text);
 

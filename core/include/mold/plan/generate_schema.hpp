@@ -34,7 +34,9 @@ struct GenerateField {
   bool required = false;  ///< prompt: no default
   /// Where the value lives. An absent optional or a 0 (width, height, steps)
   /// means the model's default.
-  std::variant<std::string GenerateSettings::*, int GenerateSettings::*,
+  std::variant<std::string GenerateSettings::*,
+               std::optional<std::string> GenerateSettings::*,
+               int GenerateSettings::*,
                std::optional<double> GenerateSettings::*,
                std::uint64_t GenerateSettings::*>
       member;
@@ -45,6 +47,13 @@ struct GenerateField {
 
 /// Every field, in the order help texts list them.
 const std::vector<GenerateField>& generate_fields();
+
+/// A text field's value; nullptr when it is an optional one left unset.
+const std::string* text_value(const GenerateSettings& settings,
+                              const GenerateField& field);
+/// Sets a text field (an optional one becomes set, to `value`).
+void set_text(GenerateSettings& settings, const GenerateField& field,
+              std::string value);
 
 /// The field named `name` (JSON name), or nullptr.
 const GenerateField* find_generate_field(std::string_view name);

@@ -13,7 +13,10 @@ namespace mold {
 /// Sizes in pixels.
 struct GenerateSettings {
   std::string prompt;
-  std::string negative_prompt;
+  /// none: not given. Qwen-Image runs true CFG only with a negative prompt,
+  /// the empty one included (as diffusers: negative_prompt is not None);
+  /// Z-Image takes none as the empty prompt.
+  std::optional<std::string> negative_prompt;
   int width = 0;                   ///< 0: the model's default
   int height = 0;                  ///< 0: the model's default
   int steps = 0;                   ///< 0: the model's default
