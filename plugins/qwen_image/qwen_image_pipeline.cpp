@@ -38,6 +38,7 @@ constexpr const char* kFamily = "qwen_image";
 constexpr int kSizeMultiple = 16;  // vae_scale_factor * 2
 constexpr int kLatentChannels = 16;
 constexpr int kMaxSourceImages = 8;
+constexpr int kMaxSide = 16384;  // the request schema's largest side
 
 /// (1, 16, H, W) -> (1, H/2 x W/2, 64): the pipeline's packed tokens, over
 /// whose 64 features true CFG takes its norms.
@@ -153,6 +154,18 @@ class QwenImagePipeline final : public mold::DiffusionPipeline {
           fit_to_area(areas_.vae, int(last.size(2)), int(last.size(1)));
       width = size.width / kSizeMultiple * kSizeMultiple;
       height = size.height / kSizeMultiple * kSizeMultiple;
+      // The size the user did not give follows the image: name the image,
+      // not a flag that was never passed.
+      const bool derived = r.width == 0 || r.height == 0;
+      if (derived && (width < kSizeMultiple || height < kSizeMultiple ||
+                      width > kMaxSide || height > kMaxSide))
+        throw mold::InvalidArgument(fmt::format(
+            "source image {} is {}x{}: an edit's size follows its last image "
+            "at the same area, here {}x{}, outside Qwen-Image's {} to {} "
+            "pixels a side; give --width and --height, or an image closer to "
+            "square",
+            r.images.size(), last.size(2), last.size(1), size.width,
+            size.height, kSizeMultiple, kMaxSide));
     }
     if (r.width == 0) r.width = width;
     if (r.height == 0) r.height = height;
@@ -161,9 +174,9 @@ class QwenImagePipeline final : public mold::DiffusionPipeline {
     // The schedule is stretched to end at shift_terminal: one step has
     // nothing to stretch (its only sigma is 1).
     mold::check_family_limits(
-        r,
-        {"Qwen-Image", kSizeMultiple, 16384, scheduler_.shift_terminal ? 2 : 1,
-         "its schedule ends at shift_terminal, which takes at least 2"});
+        r, {"Qwen-Image", kSizeMultiple, kMaxSide,
+            scheduler_.shift_terminal ? 2 : 1,
+            "its schedule ends at shift_terminal, which takes at least 2"});
     return r;
   }
 

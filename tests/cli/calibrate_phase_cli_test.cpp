@@ -344,6 +344,10 @@ TEST_CASE(
     CHECK(e.exit_code == 2);
     CHECK_THAT(e.err, Catch::Contains(message));
   }
+  r = run_molddiag({"calibrate", "--family", "qwen_image", "--op", "vae_decode",
+                    "--sizes", "64,64,64,64,64,64,64"});
+  CHECK(r.exit_code == 2);
+  CHECK_THAT(r.err, Catch::Contains("64 is given twice"));
   r = run_molddiag({"calibrate", "--family", "qwen_image", "--op",
                     "text_encode", "--attention-from", "320"});
   CHECK(r.exit_code == 2);

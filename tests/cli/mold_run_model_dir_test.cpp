@@ -137,6 +137,37 @@ TEST_CASE("mold run from a model directory gives the seeded run's image",
                             Catch::Contains("'" + key + "'"));
     }
   }
+  SECTION("a directory of another pipeline or component class is refused") {
+    const std::string index = R"({
+        "_class_name": "PIPELINE", "_diffusers_version": "0.36.0",
+        "scheduler": ["diffusers", "FlowMatchEulerDiscreteScheduler"],
+        "text_encoder": ["transformers", "Qwen3Model"],
+        "tokenizer": ["transformers", "Qwen2Tokenizer"],
+        "transformer": ["diffusers", "TRANSFORMER"],
+        "vae": ["diffusers", "AutoencoderKL"]})";
+    auto with = [&](const std::string& pipeline,
+                    const std::string& transformer) {
+      std::string text = index;
+      text.replace(text.find("PIPELINE"), 8, pipeline);
+      text.replace(text.find("TRANSFORMER"), 11, transformer);
+      write(dir / "model_index.json", text);
+      return run_mold(
+          args({"run", "z-image-turbo", "fox", "--model-dir", dir.string()},
+               out_dir.path()));
+    };
+    r = with("FluxPipeline", "ZImageTransformer2DModel");
+    CHECK(r.exit_code == 1);
+    CHECK_THAT(r.err, Catch::Contains("model_index.json") &&
+                          Catch::Contains("'_class_name'") &&
+                          Catch::Contains("\"FluxPipeline\"") &&
+                          Catch::Contains("\"ZImagePipeline\""));
+    r = with("ZImagePipeline", "FluxTransformer2DModel");
+    CHECK(r.exit_code == 1);
+    CHECK_THAT(r.err, Catch::Contains("'transformer'") &&
+                          Catch::Contains("FluxTransformer2DModel"));
+    r = with("ZImagePipeline", "ZImageTransformer2DModel");
+    CHECK(r.exit_code == 0);
+  }
   SECTION("a config the model cannot be is named") {
     write(dir / "vae" / "config.json",
           R"({"block_out_channels": [8, 8], "latent_channels": 16})");

@@ -209,6 +209,15 @@ TEST_CASE("mold run: --image failures name the file and what to do",
   CHECK(r.exit_code != 0);
   CHECK_THAT(r.err, Catch::Contains("takes no --image"));
 
+  // A size the user did not give follows the image: the image is named,
+  // not a --height that was never passed.
+  r = run_mold(edit_args(
+      out, {mold::test::write_source_png(out.path(), "wide.png", 20000, 1)}));
+  CHECK(r.exit_code == 2);  // a usage error: the fix is --width/--height
+  CHECK_THAT(r.err, Catch::Contains("source image 1 is 20000x1") &&
+                        Catch::Contains("give --width and --height") &&
+                        !Catch::Contains("--height 36192"));
+
   const std::string small =
       mold::test::write_source_png(out.path(), "s.png", 16, 16);
   r = run_mold(edit_args(out, std::vector<std::string>(9, small)));

@@ -85,6 +85,16 @@ TEST_CASE("molddiag tokenize reads the text from stdin with '-'",
   INFO(r.err);
   CHECK(r.exit_code == 0);
   CHECK(r.out == kFoxIds);
+  // An endless input is cut at 16 MiB, not read to the end of memory.
+  const auto zero =
+      mold::test::run_process("/bin/sh",
+                              {"-c", std::string(mold::test::kMolddiag) +
+                                         " tokenize --family zimage "
+                                         "--tokenizer " +
+                                         qwen3_dir() + " - < /dev/zero"},
+                              mold::test::isolated_env(home));
+  CHECK(zero.exit_code == 2);
+  CHECK_THAT(zero.err, Catch::Contains("more than 16777216 bytes"));
 }
 
 TEST_CASE("molddiag tokenize uses the tokenizer the family's plugin ships",

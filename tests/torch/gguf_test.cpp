@@ -546,6 +546,27 @@ TEST_CASE("hostile GGUF files are refused naming what is wrong", "[gguf]") {
   CHECK_THROWS_WITH(GgufFile::open(dir.path() + "/odd.gguf"),
                     Catch::Contains("power of two"));
   CHECK_THROWS_AS(GgufFile::open(dir.path()), Error);  // a directory
+
+  // A metadata array of 2^22 + 1 one-byte values (4 MiB of file) would be
+  // 2^22 parsed values: refused, not held.
+  std::vector<std::uint8_t> big = {'G', 'G', 'U', 'F', 3, 0, 0, 0};
+  auto put = [&](std::uint64_t v, int bytes) {
+    for (int i = 0; i < bytes; ++i) big.push_back(std::uint8_t(v >> (8 * i)));
+  };
+  put(0, 8);  // tensors
+  put(1, 8);  // metadata entries
+  const std::string key = "tokenizer.scores";
+  put(key.size(), 8);
+  big.insert(big.end(), key.begin(), key.end());
+  put(9, 4);  // an array
+  put(0, 4);  // of u8
+  const std::uint64_t count = (std::uint64_t(1) << 22) + 1;
+  put(count, 8);
+  big.resize(big.size() + count, 1);
+  GgufWriter::write(dir.path() + "/big.gguf", big);
+  CHECK_THROWS_WITH(GgufFile::open(dir.path() + "/big.gguf"),
+                    Catch::Contains("big.gguf") &&
+                        Catch::Contains("more than 4194304 values"));
 }
 
 TEST_CASE("mutated GGUF files never crash the reader", "[gguf]") {

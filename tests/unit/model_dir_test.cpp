@@ -8,6 +8,7 @@
 #include <cstdlib>
 #include <filesystem>
 #include <mold/base/error.hpp>
+#include <mold/catalog/model_catalog.hpp>
 #include <mold/catalog/model_dir.hpp>
 #include <mold/catalog/model_search.hpp>
 #include <mold/config/config.hpp>
@@ -498,5 +499,65 @@ dirs = ["models", "/srv/models", "~/weights"]
       CHECK_THAT(e.what(), Contains("bad.toml"));
       CHECK_THAT(e.what(), Contains(c.expected));
     }
+  }
+}
+
+TEST_CASE(
+    "a model directory must be the model's: pipeline and component "
+    "classes",
+    "[model_dir]") {
+  TempDir dir;
+  const fs::path root = make_model(dir, "m");
+  const std::string catalog = dir.write("fam.models.toml", R"(
+[family]
+name = "fam"
+[[models]]
+name = "z-image-turbo"
+default_variant = "bf16"
+pipeline_classes = ["ZImagePipeline"]
+component_classes = { transformer = "ZImageTransformer2DModel", vae = ["AutoencoderKL", "Other"] }
+  [[models.variants]]
+  name = "bf16"
+  source = "test"
+  components = { transformer = 1 }
+)");
+  const ModelFamily family = load_model_family(catalog);
+  const ModelInfo& model = family.models.at(0);
+  REQUIRE(model.pipeline_classes == std::vector<std::string>{"ZImagePipeline"});
+  REQUIRE(model.component_classes.size() == 2);
+  CHECK_NOTHROW(require_model_classes(ModelDir::open(root), model));
+
+  ModelInfo flux = model;
+  flux.pipeline_classes = {"FluxPipeline"};
+  CHECK_THROWS_WITH(require_model_classes(ModelDir::open(root), flux),
+                    Contains("model_index.json: key '_class_name'") &&
+                        Contains("is \"ZImagePipeline\"") &&
+                        Contains("\"FluxPipeline\""));
+  ModelInfo other_vae = model;
+  other_vae.component_classes = {{"vae", {"AutoencoderKLQwenImage"}}};
+  CHECK_THROWS_WITH(require_model_classes(ModelDir::open(root), other_vae),
+                    Contains("key 'vae'") && Contains("AutoencoderKL"));
+
+  for (const auto& [line, expected] :
+       std::vector<std::pair<std::string, std::string>>{
+           {"pipeline_classes = []", "must be a class name or a list"},
+           {"pipeline_classes = [3]", "must hold non-empty strings"},
+           {"component_classes = 3", "must be a table"}}) {
+    INFO(line);
+    std::string text = R"(
+[family]
+name = "fam"
+[[models]]
+name = "m"
+default_variant = "bf16"
+LINE
+  [[models.variants]]
+  name = "bf16"
+  source = "test"
+  components = { transformer = 1 }
+)";
+    text.replace(text.find("LINE"), 4, line);
+    const std::string bad = dir.write("bad.models.toml", text);
+    CHECK_THROWS_WITH(load_model_family(bad), Contains(expected));
   }
 }

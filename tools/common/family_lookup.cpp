@@ -66,7 +66,9 @@ mold::PipelineOptions pipeline_options(
       mold::find_model_dir(found.model->name, flag_dirs, host.config);
   if (!lookup.found)
     throw mold::NotFound(mold::describe_lookup(lookup, found.model->name));
-  mold::ModelDir::open(*lookup.found);  // validates model_index.json
+  // Validates model_index.json, and that it is this model's.
+  mold::require_model_classes(mold::ModelDir::open(*lookup.found),
+                              *found.model);
   options.model_dir = *lookup.found;
   return options;
 }

@@ -41,6 +41,28 @@ Bytes component_bytes(const std::filesystem::path& file, const toml::node& node,
                     "like \"20.3 GiB\"");
 }
 
+/// A string, or an array of strings (at least one), at `key`.
+std::vector<std::string> string_list(const std::filesystem::path& file,
+                                     const toml::node& node,
+                                     const std::string& key) {
+  std::vector<std::string> values;
+  if (const auto text = node.value_exact<std::string>()) {
+    values.push_back(*text);
+  } else if (const toml::array* array = node.as_array()) {
+    for (const toml::node& item : *array) {
+      const auto text = item.value_exact<std::string>();
+      if (!text || text->empty())
+        throw ConfigError(file, toml_reader::line_of(item), key,
+                          "must hold non-empty strings");
+      values.push_back(*text);
+    }
+  }
+  if (values.empty())
+    throw ConfigError(file, toml_reader::line_of(node), key,
+                      "must be a class name or a list of them");
+  return values;
+}
+
 const toml::array& array_of_tables(const std::filesystem::path& file,
                                    const toml::table& table,
                                    const std::string& prefix, const char* key) {
@@ -76,7 +98,8 @@ ModelFamily load_model_family(const std::filesystem::path& file) {
     const toml::table& model_table = *model_node.as_table();
     toml_reader::require_known_keys(
         file, model_table, "models",
-        {"name", "description", "default_variant", "variants"});
+        {"name", "description", "default_variant", "variants",
+         "pipeline_classes", "component_classes"});
     ModelInfo model;
     model.name = required_string(file, model_table, "models", "name");
     const std::string prefix = "models." + model.name;
@@ -84,6 +107,21 @@ ModelFamily load_model_family(const std::filesystem::path& file) {
         optional_string(file, model_table, prefix, "description");
     model.default_variant =
         required_string(file, model_table, prefix, "default_variant");
+    if (const toml::node* node = model_table.get("pipeline_classes"))
+      model.pipeline_classes =
+          string_list(file, *node, prefix + ".pipeline_classes");
+    if (const toml::node* node = model_table.get("component_classes")) {
+      if (!node->is_table())
+        throw ConfigError(file, toml_reader::line_of(*node),
+                          prefix + ".component_classes",
+                          "must be a table of component = class name(s)");
+      for (const auto& [component, classes] : *node->as_table())
+        model.component_classes.emplace_back(
+            std::string(component.str()),
+            string_list(
+                file, classes,
+                prefix + ".component_classes." + std::string(component.str())));
+    }
     for (const auto& variant_node :
          array_of_tables(file, model_table, prefix, "variants")) {
       const toml::table& variant_table = *variant_node.as_table();

@@ -223,4 +223,43 @@ fs::path ModelDir::weights_path(const std::string& name) const {
       folder.string(), c.class_name, c.name));
 }
 
+namespace {
+
+std::string quoted_list(const std::vector<std::string>& names) {
+  std::string text;
+  for (std::size_t i = 0; i < names.size(); ++i)
+    text += (i ? (i + 1 == names.size() ? " or " : ", ") : "") +
+            ("\"" + names[i] + "\"");
+  return text;
+}
+
+bool listed(const std::vector<std::string>& names, const std::string& name) {
+  return std::find(names.begin(), names.end(), name) != names.end();
+}
+
+}  // namespace
+
+void require_model_classes(const ModelDir& dir, const ModelInfo& model) {
+  const fs::path index = dir.root() / kIndex;
+  if (!model.pipeline_classes.empty() &&
+      !listed(model.pipeline_classes, dir.pipeline_class()))
+    throw ConfigError(
+        index, 0, "_class_name",
+        fmt::format("is \"{}\"; {} is a {} directory: is this the folder of "
+                    "another model? (give {}'s, or the model this folder is)",
+                    escape_control(dir.pipeline_class()), model.name,
+                    quoted_list(model.pipeline_classes), model.name));
+  for (const auto& [component, classes] : model.component_classes) {
+    if (!dir.has(component)) continue;  // a missing one is named on loading
+    const std::string found = dir.component_class(component);
+    if (!listed(classes, found))
+      throw ConfigError(
+          index, 0, component,
+          fmt::format("names the class \"{}\"; {}'s {} is {}: the folder "
+                      "holds another model's {}",
+                      escape_control(found), model.name, component,
+                      quoted_list(classes), component));
+  }
+}
+
 }  // namespace mold

@@ -60,6 +60,19 @@ class Reader {
   std::size_t at() const { return at_; }
   std::size_t left() const { return size_ - at_; }
 
+  /// Counts metadata values: a file holds at most kMaxValues of them (a
+  /// tokenizer's vocabulary and merges are ~300,000), so a header cannot
+  /// make mold hold gigabytes of parsed values.
+  void count_values(std::uint64_t n) {
+    constexpr std::uint64_t kMaxValues = std::uint64_t(1) << 22;
+    if (n > kMaxValues - values_)
+      fail(
+          fmt::format("its metadata holds more than {} values (an array of "
+                      "{} more): no model file needs that many",
+                      kMaxValues, n));
+    values_ += n;
+  }
+
   const std::uint8_t* take(std::size_t n, const char* what) {
     if (n > left())
       fail(
@@ -89,6 +102,7 @@ class Reader {
   std::size_t size_;
   std::string file_;
   std::size_t at_ = 0;
+  std::uint64_t values_ = 0;
 };
 
 GgufValue read_value(Reader& r, std::uint32_t type, int depth) {
@@ -146,6 +160,7 @@ GgufValue read_value(Reader& r, std::uint32_t type, int depth) {
           fmt::format("an array claims {} elements, more than the {} "
                       "bytes left in the file",
                       count, r.left()));
+    r.count_values(count);
     std::vector<GgufValue> items;
     items.reserve(std::size_t(std::min<std::uint64_t>(count, 1 << 16)));
     for (std::uint64_t i = 0; i < count; ++i)

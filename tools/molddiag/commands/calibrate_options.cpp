@@ -31,7 +31,13 @@ std::vector<int> parse_list(const std::string& flag, const std::string& text,
       const int v = std::stoi(item, &used);
       if (used != item.size() || v <= 0 || v % multiple || v > max)
         throw std::invalid_argument("value");
+      if (std::find(values.begin(), values.end(), v) != values.end())
+        throw tools::UsageError(fmt::format(
+            "{} '{}': {} is given twice; each value is one measurement", flag,
+            text, v));
       values.push_back(v);
+    } catch (const tools::UsageError&) {
+      throw;
     } catch (const std::exception&) {
       throw tools::UsageError(fmt::format(
           "{} '{}': give {} from {} to {} separated by commas, e.g. {}", flag,

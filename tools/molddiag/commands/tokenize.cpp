@@ -80,9 +80,20 @@ tools::Parsed<TokenizeRequest> parse(const std::vector<std::string>& args,
     return parsed;
   }
   tools::parse_args(args, options, &positional);
-  if (r.text == "-")
-    r.text.assign(std::istreambuf_iterator<char>(input),
-                  std::istreambuf_iterator<char>());
+  if (r.text == "-") {
+    // A prompt is text: at most 16 MiB are read (stdin may be /dev/zero).
+    constexpr std::size_t kMaxText = std::size_t(16) << 20;
+    r.text.clear();
+    char buffer[1 << 16];
+    while (input.read(buffer, sizeof buffer) || input.gcount() > 0) {
+      r.text.append(buffer, std::size_t(input.gcount()));
+      if (r.text.size() > kMaxText)
+        throw tools::UsageError(fmt::format(
+            "standard input holds more than {} bytes: a prompt is text; give "
+            "a shorter one",
+            kMaxText));
+    }
+  }
   return parsed;
 }
 

@@ -28,6 +28,7 @@
 #include <vector>
 
 // Until 0.2: the search moved to its own header; this one included it.
+#include "mold/catalog/model_family.hpp"
 #include "mold/catalog/model_search.hpp"
 
 namespace mold {
@@ -82,5 +83,12 @@ class ModelDir {
   std::vector<Component> components_;  // sorted by name
   std::vector<std::string> absent_;    // listed as [null, null]
 };
+
+/// Throws ConfigError naming model_index.json and the key when `dir` names a
+/// pipeline or component class `model` does not list (ModelInfo's
+/// pipeline_classes, component_classes): a Qwen-Image-Edit directory given
+/// for qwen-image-edit-2511 would run with the other pipeline's prompt and
+/// images, a FLUX directory with Z-Image's.
+void require_model_classes(const ModelDir& dir, const ModelInfo& model);
 
 }  // namespace mold

@@ -94,6 +94,14 @@ struct ModelInfo {
   std::string description;
   std::string default_variant;
   std::vector<ModelVariant> variants;
+  /// The classes a model directory's model_index.json may name for this
+  /// model: its `_class_name` (the pipeline: "QwenImageEditPlusPipeline")
+  /// and, per component, its class ("vae": {"AutoencoderKLQwenImage"}).
+  /// Empty: any. A directory of another pipeline is refused by name rather
+  /// than run with this model's semantics.
+  std::vector<std::string> pipeline_classes;
+  std::vector<std::pair<std::string, std::vector<std::string>>>
+      component_classes;
 
   const ModelVariant* variant(const std::string& name) const;
 };
