@@ -22,6 +22,7 @@
 #include "server/generation_service.hpp"
 #include "server/job_queue.hpp"
 #include "support/aten_for_tests.hpp"
+#include "support/wait.hpp"
 
 using namespace mold_cli;
 using namespace std::chrono_literals;
@@ -227,12 +228,15 @@ TEST_CASE("server in-process: drain finishes the running job, refuses new ones",
   g.wait_started(1);
   auto drained =
       std::async(std::launch::async, [&] { return service.drain(10s); });
-  // Refused while draining, with a Retry-After.
+  // Refused while draining, with a Retry-After: submit until the drain has
+  // begun (the drain thread sets it; nothing else tells when).
   std::optional<ApiFailure> refused;
-  for (int i = 0; i < 500 && !refused; ++i) {
-    submit(service, "ok", std::make_shared<Answer>(), nullptr, &refused);
-    if (!refused) std::this_thread::sleep_for(1ms);
-  }
+  mold::test::wait_until(
+      [&] {
+        submit(service, "ok", std::make_shared<Answer>(), nullptr, &refused);
+        return refused.has_value();
+      },
+      "a submission refused while draining", 10s);
   REQUIRE(refused);
   CHECK(refused->code == "SHUTTING_DOWN");
   CHECK(header(*refused, "Retry-After") == "5");
