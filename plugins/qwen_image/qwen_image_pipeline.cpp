@@ -116,9 +116,29 @@ class QwenImagePipeline final : public mold::DiffusionPipeline {
       vae_config =
           read_qwen_image_vae_config(*options.model_dir / kVae / "config.json");
     std::unique_ptr<mold::Vae> vae = declare_qwen_image_vae(vae_config);
+    const bool zero_cond_t = t.zero_cond_t;
     declare_components(std::move(text_encoder), weight_source(kTextEncoder, 1),
                        std::move(transformer), std::move(transformer_source),
                        std::move(vae), weight_source(kVae, 3));
+    // Edit-2511's single files mark zero_cond_t with a tensor; a config
+    // that says otherwise would run the file with another model's math.
+    if (const auto& mapping = transformer_->mapping())
+      for (const auto& [key, value] : mapping->implies)
+        if (key == "zero_cond_t" && value == "true" && !zero_cond_t) {
+          if (!options.model_dir) {  // no config.json: the file says
+            dynamic_cast<QwenImageTransformer&>(transformer_->module())
+                .set_zero_cond_t(true);
+            continue;
+          }
+          throw mold::ConfigError(
+              *options.model_dir / kTransformer / "config.json", 0,
+              "zero_cond_t",
+              fmt::format("is false, but {} carries Qwen-Image-Edit-2511's "
+                          "__index_timestep_zero__ marker (zero_cond_t "
+                          "true): run it as qwen-image-edit-2511, or with "
+                          "that model's directory",
+                          transformer_->describe_source()));
+        }
   }
 
   mold::GenerateRequest resolve(

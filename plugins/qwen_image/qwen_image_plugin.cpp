@@ -15,6 +15,7 @@
 
 #include "qwen_image_companion.hpp"
 #include "qwen_image_estimators.hpp"
+#include "qwen_image_layouts.hpp"
 
 namespace {
 
@@ -35,7 +36,8 @@ void register_all(mold::Registrar& registrar) {
   mold::register_diffusion_family<qwen_image::CompanionContext,
                                   qwen_image::QwenImageEstimators>(
       registrar, kFamily, qwen_image_hints,
-      qwen_image::register_sequence_estimators);
+      qwen_image::register_sequence_estimators,
+      qwen_image::qwen_image_layouts());
 }
 
 }  // namespace

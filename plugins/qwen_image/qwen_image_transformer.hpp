@@ -28,6 +28,10 @@ class QwenImageTransformer final : public mold::Denoiser {
                        std::string arch);
 
   std::string describe() const override;
+  /// What a single file's __index_timestep_zero__ marker says when no
+  /// config.json does (Qwen-Image-Edit-2511's zero_cond_t: no parameter
+  /// changes, only the edit images' timestep).
+  void set_zero_cond_t(bool on) { config_.zero_cond_t = on; }
   /// QwenImageTransformer2DModel.forward as the Qwen-Image pipelines call it:
   /// item i's noisy latent is latents[i] (16, H, W), packed into 2x2 patches;
   /// each of input.references (B, 16, h_j, w_j) is an edit image's clean

@@ -14,6 +14,7 @@
 
 #include "zimage_companion.hpp"
 #include "zimage_estimators.hpp"
+#include "zimage_layouts.hpp"
 
 namespace {
 
@@ -38,8 +39,8 @@ std::vector<std::string> zimage_hints(const mold::ModelFamily& /*family*/,
 void register_all(mold::Registrar& registrar) {
   mold::register_diffusion_family<zimage::CompanionContext,
                                   zimage::ZImageEstimators>(
-      registrar, kFamily, zimage_hints,
-      zimage::register_transformer_estimators);
+      registrar, kFamily, zimage_hints, zimage::register_transformer_estimators,
+      zimage::zimage_layouts());
 }
 
 }  // namespace

@@ -187,8 +187,9 @@ TEST_CASE(
   save_safetensors(path, tensors);
   auto fresh = make(ArchSpec::parse("tiny"));
   const WeightSet weights = WeightSet::open(path);
-  const LoadReport report = fresh->load(weights, c10::Device(c10::kCPU),
-                                        at::kFloat, LoadOptions{"model."});
+  const LoadReport report =
+      fresh->load(weights, c10::Device(c10::kCPU), at::kFloat,
+                  LoadOptions{"model.", false, {}});
   CHECK(report.tensors == encoder->parameters().size());
   CHECK(report.unexpected_count == 1);
   CHECK_THAT(report.warning(), Catch::Contains("lm_head.weight"));
@@ -199,7 +200,7 @@ TEST_CASE(
   // In bfloat16 on load.
   auto half = make(ArchSpec::parse("tiny"));
   half->load(weights, c10::Device(c10::kCPU), at::kBFloat16,
-             LoadOptions{"model."});
+             LoadOptions{"model.", false, {}});
   CHECK(half->dtype() == at::kBFloat16);
   // Without the prefix every tensor is missing, and the message says so.
   CHECK_THROWS_WITH(make(ArchSpec::parse("tiny"))
@@ -215,7 +216,7 @@ TEST_CASE(
           "num_key_value_heads": 2, "head_dim": 8})");
   CHECK_THROWS_WITH(make(ArchSpec::from_config(wider))
                         ->load(weights, c10::Device(c10::kCPU), at::kFloat,
-                               LoadOptions{"model."}),
+                               LoadOptions{"model.", false, {}}),
                     Catch::Contains("has shape [151936, 32]") &&
                         Catch::Contains("expects [151936, 40]"));
   // Unseeded, unloaded: encode says what to do.

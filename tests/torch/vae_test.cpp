@@ -135,7 +135,7 @@ TEST_CASE(
   CHECK_THAT(report.warning(), Catch::Contains("'post_quant_conv.weight'"));
   CHECK_THROWS_WITH(
       fresh->load(mold::WeightSet::open(path), c10::Device(c10::kCPU),
-                  at::kFloat, mold::LoadOptions{"", true}),
+                  at::kFloat, mold::LoadOptions{"", true, {}}),
       Catch::Contains("post_quant_conv.weight"));
   CHECK_THROWS_WITH(make("zimage", "huge"),
                     Catch::Contains("'default' and 'tiny'"));

@@ -5,10 +5,18 @@
 #include <filesystem>
 #include <mold/base/error.hpp>
 #include <mold/catalog/arch_names.hpp>
+#include <mold/catalog/components.hpp>
 #include <mold/catalog/model_dir.hpp>
 #include <mold/catalog/model_search.hpp>
 
 namespace mold::tools {
+
+std::string component_flag(const std::string& component) {
+  std::string flag = component;
+  for (char& c : flag)
+    if (c == '_') c = '-';
+  return flag;
+}
 
 std::string registered_family_names(const mold::Registry& registry) {
   std::string names;
@@ -50,12 +58,27 @@ FoundModel find_model(const mold::Registry& registry, const std::string& spec) {
 mold::PipelineOptions pipeline_options(
     const Host& host, const FoundModel& found, bool tiny,
     const std::vector<std::string>& model_dirs, const std::string& dtype,
-    const std::string& backend) {
+    const std::string& backend, const ComponentFiles& files) {
   mold::PipelineOptions options;
   options.model = found.model->name;
   options.variant = found.variant->name;
   options.dtype = dtype;
   options.backend = backend;
+  options.layouts = found.family->layouts;
+  for (const auto& [component, file] : files) {
+    std::error_code ec;
+    if (!std::filesystem::exists(file, ec))
+      throw mold::NotFound(
+          fmt::format("--{} {}: no such file; give the path of the component's "
+                      "checkpoint (.safetensors or .gguf)",
+                      component_flag(component), file.string()));
+  }
+  if (files.count("mmproj") && !files.count(mold::components::kTextEncoder))
+    throw mold::InvalidArgument(fmt::format(
+        "--mmproj {}: an mmproj is the vision tower of a llama.cpp text "
+        "encoder; give the language model's GGUF with --text-encoder too",
+        files.at("mmproj").string()));
+  options.component_files = files;
   if (tiny) {
     options.arch = mold::ArchSpec::parse(mold::archs::kTiny);
     return options;
@@ -64,8 +87,22 @@ mold::PipelineOptions pipeline_options(
                                                      model_dirs.end());
   const mold::ModelLookup lookup =
       mold::find_model_dir(found.model->name, flag_dirs, host.config);
-  if (!lookup.found)
-    throw mold::NotFound(mold::describe_lookup(lookup, found.model->name));
+  if (!lookup.found) {
+    std::string missing;
+    for (const char* component :
+         {mold::components::kTransformer, mold::components::kVae,
+          mold::components::kTextEncoder})
+      if (!files.count(component))
+        missing +=
+            (missing.empty() ? "--" : ", --") + component_flag(component);
+    if (missing.empty()) {  // every component from a file
+      options.arch = mold::ArchSpec::parse(mold::archs::kDefault);
+      return options;
+    }
+    throw mold::NotFound(
+        fmt::format("{}; or give every component as a file (missing: {})",
+                    mold::describe_lookup(lookup, found.model->name), missing));
+  }
   // Validates model_index.json, and that it is this model's.
   mold::require_model_classes(mold::ModelDir::open(*lookup.found),
                               *found.model);
@@ -75,7 +112,8 @@ mold::PipelineOptions pipeline_options(
 
 PreparedRun prepare_run(const Host& host, const std::string& model_spec,
                         bool tiny, const std::vector<std::string>& model_dirs,
-                        const std::string& dtype, const std::string& backend) {
+                        const std::string& dtype, const std::string& backend,
+                        const ComponentFiles& files) {
   PreparedRun run;
   run.found = find_model(*host.registry, model_spec);
   if (!run.found.family->make_pipeline)
@@ -86,8 +124,8 @@ PreparedRun prepare_run(const Host& host, const std::string& model_spec,
   const std::string chosen = !dtype.empty() ? dtype
                              : tiny         ? "float32"
                                             : "bfloat16";
-  run.options =
-      pipeline_options(host, run.found, tiny, model_dirs, chosen, backend);
+  run.options = pipeline_options(host, run.found, tiny, model_dirs, chosen,
+                                 backend, files);
   run.backend = host.registry->create_backend(backend);
   run.failure.registry = host.registry.get();
   run.failure.backend = run.backend->name();

@@ -2,6 +2,8 @@
 /// Finding a model family by name for a command, with the message every tool
 /// gives when it is not there.
 
+#include <filesystem>
+#include <map>
 #include <memory>
 #include <mold/catalog/model_family.hpp>
 #include <mold/device/backend.hpp>
@@ -39,10 +41,20 @@ FoundModel find_model(const mold::Registry& registry, const std::string& spec);
 /// `model_dirs` (the --model-dir flags), MOLD_MODELS_DIR, the config's
 /// [models] dirs and the user's data dir. Throws NotFound saying where it
 /// looked and how to point at a directory.
+///
+/// `files` gives single components' checkpoints ("transformer", "vae",
+/// "text_encoder", "mmproj": --transformer and the like); they replace the
+/// directory's folders, and with all three no directory is needed (the
+/// published architecture, the tokenizer the plugin ships). A file that does
+/// not exist is NotFound naming the flag; --mmproj without --text-encoder is
+/// InvalidArgument.
+using ComponentFiles = std::map<std::string, std::filesystem::path>;
+/// "text-encoder" for "text_encoder": the flag that gives a component's file.
+std::string component_flag(const std::string& component);
 mold::PipelineOptions pipeline_options(
     const Host& host, const FoundModel& found, bool tiny,
     const std::vector<std::string>& model_dirs, const std::string& dtype,
-    const std::string& backend);
+    const std::string& backend, const ComponentFiles& files = {});
 
 /// What running a model needs, found and checked the same way by every
 /// command that runs one (mold run, molddiag leak and parity): the model, its
@@ -61,6 +73,7 @@ struct PreparedRun {
 /// bfloat16.
 PreparedRun prepare_run(const Host& host, const std::string& model_spec,
                         bool tiny, const std::vector<std::string>& model_dirs,
-                        const std::string& dtype, const std::string& backend);
+                        const std::string& dtype, const std::string& backend,
+                        const ComponentFiles& files = {});
 
 }  // namespace mold::tools

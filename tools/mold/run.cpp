@@ -70,6 +70,30 @@ void print_plan(std::ostream& out, const std::vector<PlanStep>& steps,
   }
 }
 
+void print_sources(std::ostream& out,
+                   const std::vector<mold::ComponentSource>& sources) {
+  for (const auto& s : sources) {
+    std::string files;
+    for (const auto& f : s.files) files += (files.empty() ? "" : " + ") + f;
+    out << fmt::format(
+        "  {:<13} {:>10}  {}\n", s.component, mold::format_bytes(s.bytes),
+        files.empty() ? s.description
+                      : fmt::format("{} ({} layout)", files, s.layout));
+  }
+}
+
+nlohmann::json sources_json(const std::vector<mold::ComponentSource>& sources) {
+  nlohmann::json out = nlohmann::json::array();
+  for (const auto& s : sources)
+    out.push_back({{"component", s.component},
+                   {"files", s.files},
+                   {"layout", s.layout.empty() ? nlohmann::json(nullptr)
+                                               : nlohmann::json(s.layout)},
+                   {"description", s.description},
+                   {"bytes", s.bytes}});
+  return out;
+}
+
 nlohmann::json plan_json(const std::vector<PlanStep>& steps) {
   nlohmann::json out = nlohmann::json::array();
   for (const auto& s : steps)
@@ -97,9 +121,9 @@ int run_local(const RunRequest& request,
         tools::decode_source_image(request.image_files[i], images_png[i]));
   const tools::Host host = tools::open_host(request.host);
   tools::warn_load_errors(*host.registry, "molddiag plugins");
-  tools::PreparedRun prepared =
-      tools::prepare_run(host, request.model_spec, request.tiny,
-                         request.model_dirs, request.dtype, request.backend);
+  tools::PreparedRun prepared = tools::prepare_run(
+      host, request.model_spec, request.tiny, request.model_dirs, request.dtype,
+      request.backend, request.component_files);
   const std::shared_ptr<mold::Backend>& backend = prepared.backend;
   const tools::FailureContext& failure = prepared.failure;
   try {
@@ -116,14 +140,18 @@ int run_local(const RunRequest& request,
             return context.estimate(w);
           });
       if (request.json) {
-        const nlohmann::json plan = {{"model", pipeline->model()},
-                                     {"variant", pipeline->variant()},
-                                     {"backend", backend->name()},
-                                     {"available_bytes", cache.available()},
-                                     {"phases", plan_json(steps)}};
+        const nlohmann::json plan = {
+            {"model", pipeline->model()},
+            {"variant", pipeline->variant()},
+            {"backend", backend->name()},
+            {"available_bytes", cache.available()},
+            {"components", sources_json(pipeline->component_sources())},
+            {"phases", plan_json(steps)}};
         tools::print_json(std::cout, plan);
       } else {
         print_plan(std::cout, steps, *backend, cache.available());
+        std::cout << "components:\n";
+        print_sources(std::cout, pipeline->component_sources());
       }
       return tools::kOk;
     }
@@ -159,6 +187,8 @@ int run_local(const RunRequest& request,
       recorder.set_field("weights",
                          nlohmann::json(pipeline->describe_weights()).dump());
       recorder.set_field("backend", nlohmann::json(backend->name()).dump());
+      recorder.set_field("components",
+                         sources_json(pipeline->component_sources()).dump());
       std::cout << recorder.dump() << "\n";
     }
     return tools::kOk;

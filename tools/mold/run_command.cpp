@@ -41,8 +41,11 @@ tools::Parsed<RunRequest> parse_run_options(
       "file).\n"
       "Weights come from a diffusers-format model directory (--model-dir, "
       "MOLD_MODELS_DIR,\n"
-      "[models] dirs); --tiny runs a small architecture with seeded weights "
-      "instead.\n"
+      "[models] dirs), or per component from a file (--transformer, --vae, "
+      "--text-encoder:\n"
+      "single files and GGUFs in the layouts mold detects, see "
+      "docs/models.md); --tiny runs a\n"
+      "small architecture with seeded weights instead.\n"
       "Exit: 0 done; 1 failed (out of memory: what ran out, where, and what to "
       "do);\n"
       "2 usage error.\n\n"
@@ -63,6 +66,16 @@ tools::Parsed<RunRequest> parse_run_options(
                  "a model directory, or a directory of them (repeatable)")(
       "backend", po::value(&r.backend)->default_value("cpu"),
       "where to run: cpu, cuda, ...")(
+      "transformer", po::value<std::string>(),
+      "the transformer (denoiser) from this file: a .safetensors or .gguf "
+      "in any layout mold detects (diffusers, ComfyUI, GGUF)")(
+      "vae", po::value<std::string>(),
+      "the VAE from this file (diffusers, LDM ae.safetensors, Wan)")(
+      "text-encoder", po::value<std::string>(),
+      "the text encoder from this file (transformers' names, or a llama.cpp "
+      "GGUF)")("mmproj", po::value<std::string>(),
+               "the vision tower's llama.cpp mmproj GGUF, beside a GGUF "
+               "--text-encoder (edit models)")(
       "tiny", po::bool_switch(&r.tiny),
       "a tiny architecture with seeded weights (no download; images are "
       "noise-like, labelled as seeded)")(
@@ -88,7 +101,15 @@ tools::Parsed<RunRequest> parse_run_options(
   }
   const po::variables_map vm = tools::parse_args(args, options, &positional);
   r.backend_given = vm.count("backend") && !vm["backend"].defaulted();
-  tools::refuse_empty(vm, {"dtype", "output", "backend", "host"});
+  tools::refuse_empty(vm, {"dtype", "output", "backend", "host", "transformer",
+                           "vae", "text-encoder", "mmproj"});
+  for (const char* flag : {"transformer", "vae", "text-encoder", "mmproj"})
+    if (vm.count(flag)) {
+      std::string component = flag;
+      for (char& c : component)
+        if (c == '-') c = '_';
+      r.component_files[component] = vm[flag].as<std::string>();
+    }
   try {
     mold::check_generate_settings(g, mold::flag_label);
   } catch (const mold::InvalidArgument& e) {
@@ -130,6 +151,12 @@ std::optional<RemoteRun> remote_target(const RunRequest& r) {
     local_only("--backend", "is chosen by the server (mold serve --backend)");
   if (!r.model_dirs.empty())
     local_only("--model-dir", "is the server's (mold serve --model-dir)");
+  for (const auto& [component, file] : r.component_files)
+    local_only(component == "text_encoder"  ? "--text-encoder"
+               : component == "transformer" ? "--transformer"
+               : component == "vae"         ? "--vae"
+                                            : "--mmproj",
+               "names a file here; the server's come from its config");
   if (const char* key = std::getenv("MOLD_API_KEY")) remote.api_key = key;
   remote.model_spec = r.model_spec;
   remote.generate = r.generate;

@@ -4,6 +4,8 @@
 // and hands a run here to `mold-torch` (run_local). Torch-free.
 
 #include <cstdint>
+#include <filesystem>
+#include <map>
 #include <mold/plan/generate_settings.hpp>
 #include <optional>
 #include <string>
@@ -30,6 +32,8 @@ struct RunRequest {
   std::string server;  ///< --host: a server to run on
   bool backend_given = false;
   std::vector<std::string> image_files;  ///< --image, in order
+  /// --transformer, --vae, --text-encoder, --mmproj: component -> file.
+  std::map<std::string, std::filesystem::path> component_files;
 };
 
 /// Parses mold run's arguments; throws tools::UsageError naming the flag.

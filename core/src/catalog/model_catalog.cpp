@@ -186,6 +186,7 @@ void register_family_from_data_files(Registrar& registrar,
     family.make_pipeline = std::move(factories.pipeline);
   }
   family.tokenizer = std::move(factories.tokenizer);
+  family.layouts = std::move(factories.layouts);
   registrar.add_family(std::move(family));
   CalibrationFile::load_for(registrar).register_estimators(registrar,
                                                            family_name);

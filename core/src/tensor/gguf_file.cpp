@@ -327,12 +327,21 @@ const std::uint8_t* GgufFile::data(const GgufTensorInfo& tensor) const {
 }
 
 void GgufFile::read(const GgufTensorInfo& tensor, void* into) const {
-  if (tensor.bytes == 0) return;
-  const auto offset = std::int64_t(data_start_ + tensor.offset);
-  posix_fadvise(mapping_->fd, off_t(offset), off_t(tensor.bytes),
+  read(tensor, into, 0, tensor.bytes);
+}
+
+void GgufFile::read(const GgufTensorInfo& tensor, void* into,
+                    std::uint64_t from, std::uint64_t count) const {
+  if (from > tensor.bytes || count > tensor.bytes - from)
+    throw GgufError(fmt::format(
+        "GGUF {}: tensor \"{}\" has {} bytes; bytes {}..{} were asked for",
+        path_.string(), tensor.name, tensor.bytes, from, from + count));
+  if (count == 0) return;
+  const auto offset = std::int64_t(data_start_ + tensor.offset + from);
+  posix_fadvise(mapping_->fd, off_t(offset), off_t(count),
                 POSIX_FADV_SEQUENTIAL);
   try {
-    read_at(mapping_->fd, into, std::size_t(tensor.bytes), offset);
+    read_at(mapping_->fd, into, std::size_t(count), offset);
   } catch (const Error& error) {
     throw GgufError(fmt::format("GGUF {}: tensor \"{}\": {}", path_.string(),
                                 tensor.name, error.what()));

@@ -5,9 +5,12 @@
 
 #include <algorithm>
 #include <cmath>
+#include <tuple>
 
 #include "mold/base/error.hpp"
 #include "mold/base/text.hpp"
+#include "mold/catalog/weight_layout.hpp"
+#include "mold/tensor/checkpoint.hpp"
 #include "mold/tensor/gguf_file.hpp"
 #include "mold/tensor/safetensors.hpp"
 #include "mold/tensor/weight_set.hpp"
@@ -210,74 +213,230 @@ void Module::init_from_seed(std::uint64_t seed, const c10::Device& device,
 
 LoadReport Module::load(const WeightSet& weights, const c10::Device& device,
                         at::ScalarType dtype, const LoadOptions& options) {
-  const std::string origin = weights.origin().string();
+  const Checkpoint checkpoint = Checkpoint::of(weights);
+  return load(checkpoint,
+              identity_mapping(checkpoint.listing(), options.prefix), device,
+              dtype, options);
+}
+
+bool Module::keeps_blocks(const TensorRecipe& recipe,
+                          const TensorListing& listing,
+                          std::int64_t parameter_dims) {
+  if (parameter_dims != 2 || recipe.op == TensorOp::stack ||
+      recipe.shape.size() != 2)
+    return false;
+  std::optional<std::uint32_t> type;
+  for (const auto& source : recipe.sources) {
+    const StoredTensor* t = listing.find(source);
+    if (!t || !Checkpoint::blocks(*t) || t->shape.size() != 2) return false;
+    if (type && *type != t->ggml_type) return false;
+    type = t->ggml_type;
+  }
+  return type.has_value();
+}
+
+Bytes Module::loaded_bytes(const TensorListing& listing,
+                           const LayoutMapping& mapping,
+                           at::ScalarType dtype) const {
+  const Bytes element = Bytes(c10::elementSize(dtype));
+  Bytes total = 0;
+  for (const auto& [name, t] : params_) {
+    const TensorRecipe* recipe = mapping.recipe(name);
+    if (!recipe || !keeps_blocks(*recipe, listing, t.dim())) {
+      total += Bytes(t.numel()) * element;
+      continue;
+    }
+    for (const auto& source : recipe->sources) {
+      const StoredTensor& stored = *listing.find(source);
+      const std::int64_t rows = recipe->op == TensorOp::rows
+                                    ? recipe->row_end - recipe->row_begin
+                                    : stored.rows();
+      total += Bytes(stored.bytes / std::uint64_t(stored.rows())) * Bytes(rows);
+    }
+  }
+  return total;
+}
+
+LoadReport Module::load(const Checkpoint& checkpoint,
+                        const LayoutMapping& mapping, const c10::Device& device,
+                        at::ScalarType dtype, const LoadOptions& options) {
+  const TensorListing& listing = checkpoint.listing();
+  const std::string& origin = checkpoint.origin();
+  const bool foreign = mapping.strict;
+  auto fail = [&](const std::string& message) {
+    if (checkpoint.gguf_only()) throw GgufError(message);
+    throw SafetensorsError(message);
+  };
+  const std::string where =
+      foreign ? fmt::format("{} ({} layout)", origin, mapping.layout) : origin;
   // Every check first: nothing is allocated for a checkpoint that cannot load.
   // Missing tensors first: they say "another model" more clearly than a
   // shape does.
   std::vector<std::string> missing;
   for (const auto& [name, t] : params_)
-    if (!weights.contains(options.prefix + name))
-      missing.push_back(options.prefix + name);
+    if (!mapping.recipe(name)) missing.push_back(mapping.prefix + name);
   if (!missing.empty()) {
     std::string some;
     for (std::size_t i = 0; i < missing.size() && i < 3; ++i)
       some += (i ? "', '" : "") + missing[i];
-    throw SafetensorsError(fmt::format(
-        "{}: {} of the {} tensors of the {} {} missing, e.g. '{}'; is it a "
-        "checkpoint of this model, in the diffusers layout?",
-        origin, missing.size(), params_.size(), describe(),
-        missing.size() == 1 ? "is" : "are", some));
+    std::string advice =
+        foreign ? "is the file of this model?"
+        : checkpoint.gguf_only()
+            ? "is it a GGUF of this model?"
+            : "is it a checkpoint of this model, in the diffusers layout?";
+    if (!mapping.missing_hint.empty()) advice = mapping.missing_hint;
+    if (!options.layouts.empty())
+      advice += " mold reads these layouts (a marker tensor of each): " +
+                options.layouts;
+    fail(
+        fmt::format("{}: {} of the {} tensors of the {} {} missing, e.g. "
+                    "'{}'; {}",
+                    where, missing.size(), params_.size(), describe(),
+                    missing.size() == 1 ? "is" : "are", some, advice));
   }
   for (const auto& [name, t] : params_) {
-    const std::string stored = options.prefix + name;
-    const SafetensorsEntry& e = weights.entry(stored);
-    if (at::IntArrayRef(e.shape) != t.sizes())
-      throw SafetensorsError(
-          fmt::format("{}: tensor '{}' has shape {}, the {} expects {}; is the "
-                      "checkpoint for this model and config?",
-                      origin, stored, shape_text(e.shape), describe(),
-                      shape_text(t.sizes())));
+    const TensorRecipe& recipe = *mapping.recipe(name);
+    if (at::IntArrayRef(recipe.shape) == t.sizes()) continue;
+    if (recipe.op == TensorOp::copy &&
+        recipe.sources.front() == mapping.prefix + name)
+      fail(
+          fmt::format("{}: tensor '{}' has shape {}, the {} expects {}; is "
+                      "the checkpoint for this model and config?",
+                      where, recipe.sources.front(), shape_text(recipe.shape),
+                      describe(), shape_text(t.sizes())));
+    fail(fmt::format(
+        "{}: '{}', made from '{}', has shape {}, the {} expects "
+        "{}; is the file for this model and config?",
+        where, name, recipe.sources.front(), shape_text(recipe.shape),
+        describe(), shape_text(t.sizes())));
   }
+  for (const auto& [name, t] : params_)
+    for (const auto& source : mapping.recipe(name)->sources) {
+      const StoredTensor& stored = *listing.find(source);
+      if (!stored.gguf) continue;
+      const GgmlTypeInfo* type = ggml_type_info(stored.ggml_type);
+      if (!type || !type->supported)
+        fail(
+            fmt::format("{}: tensor '{}' is {}, which mold cannot dequantize "
+                        "(it reads {})",
+                        origin, stored.name, ggml_type_name(stored.ggml_type),
+                        supported_ggml_types()));
+    }
   LoadReport report;
-  for (const auto& name : weights.names()) {
-    const bool ours =
-        name.compare(0, options.prefix.size(), options.prefix) == 0 &&
-        params_.count(name.substr(options.prefix.size()));
-    if (ours || unused_tensor(name)) continue;
+  auto unexpected = [&](const std::string& name) {
     if (report.unexpected.size() < 50) report.unexpected.push_back(name);
     ++report.unexpected_count;
-  }
+  };
+  for (const auto& recipe : mapping.recipes)
+    if (!params_.count(recipe.target) && !unused_tensor(recipe.target) &&
+        !unused_tensor(recipe.sources.front()))
+      unexpected(recipe.sources.front());
+  for (const auto& name : mapping.unmapped)
+    if (!unused_tensor(name)) unexpected(name);
   if (options.strict && report.unexpected_count)
-    throw SafetensorsError(fmt::format("{}: {}", origin, report.warning()));
+    fail(fmt::format("{}: {}", origin, report.warning()));
 
   at::NoGradGuard no_grad;
-  // In the order the bytes lie on disk, each read straight into its tensor:
+  // In the order the bytes lie on disk, each read straight into its place:
   // sequential reads at the disk's speed, no page of the file kept resident.
-  std::vector<std::string> stored_names;
-  stored_names.reserve(params_.size());
-  for (const auto& [name, t] : params_)
-    stored_names.push_back(options.prefix + name);
+  std::vector<std::pair<const StoredTensor*, const TensorRecipe*>> order;
+  for (const auto& [name, t] : params_) {
+    const TensorRecipe* recipe = mapping.recipe(name);
+    order.emplace_back(listing.find(recipe->sources.front()), recipe);
+  }
+  std::sort(order.begin(), order.end(), [](const auto& a, const auto& b) {
+    return std::tie(a.first->file, a.first->offset, a.second->row_begin) <
+           std::tie(b.first->file, b.first->offset, b.second->row_begin);
+  });
   std::map<std::string, at::Tensor> loaded;
-  for (const std::string& stored : weights.in_file_order(stored_names)) {
-    const std::string name = stored.substr(options.prefix.size());
-    const at::IntArrayRef shape = params_.at(name).sizes();
-    at::Tensor value;
-    if (device.is_cpu()) {
-      value = at::empty(shape, at::TensorOptions().dtype(dtype));
-      weights.read_into(stored, value);
-    } else {
-      // Off the host, the bytes travel as stored and are converted there.
-      at::Tensor host = at::empty(
-          shape, at::TensorOptions().dtype(weights.view(stored).scalar_type()));
-      weights.read_into(stored, host);
-      value = host.to(device).to(dtype);
+  std::map<std::string, QuantizedTensor> quantized;
+  for (const auto& [first, recipe_pointer] : order) {
+    const TensorRecipe& recipe = *recipe_pointer;
+    const at::Tensor& declared = params_.at(recipe.target);
+    std::vector<const StoredTensor*> sources;
+    for (const auto& source : recipe.sources)
+      sources.push_back(listing.find(source));
+    if (keeps_blocks(recipe, listing, declared.dim())) {
+      std::int64_t total = 0;
+      std::vector<std::pair<std::int64_t, std::int64_t>> rows;
+      for (const StoredTensor* t : sources) {
+        const auto range =
+            recipe.op == TensorOp::rows
+                ? std::make_pair(recipe.row_begin, recipe.row_end)
+                : std::make_pair(std::int64_t(0), t->rows());
+        rows.push_back(range);
+        total += std::int64_t(t->bytes / std::uint64_t(t->rows())) *
+                 (range.second - range.first);
+      }
+      at::Tensor bytes =
+          at::empty({total}, at::TensorOptions().dtype(at::kByte));
+      std::int64_t at_byte = 0;
+      for (std::size_t i = 0; i < sources.size(); ++i) {
+        at::Tensor part = checkpoint.read_block_rows(*sources[i], rows[i].first,
+                                                     rows[i].second);
+        bytes.narrow(0, at_byte, part.numel()).copy_(part);
+        at_byte += part.numel();
+      }
+      QuantizedTensor q = make_quantized(
+          GgmlType(sources.front()->ggml_type), declared.sizes().vec(),
+          device.is_cpu() ? bytes : bytes.to(device));
+      report.bytes += q.bytes();
+      quantized[recipe.target] = std::move(q);
+      loaded[recipe.target] = declared;  // stays a shape
+      ++report.tensors;
+      continue;
     }
+    // Off the host, the bytes travel as stored and are converted there.
+    at::ScalarType host_dtype = dtype;
+    if (!device.is_cpu()) {
+      host_dtype = Checkpoint::blocks(*sources.front())
+                       ? at::kFloat
+                       : checkpoint.stored_dtype(*sources.front());
+      for (const StoredTensor* t : sources)
+        if (Checkpoint::blocks(*t) || checkpoint.stored_dtype(*t) != host_dtype)
+          host_dtype = at::kFloat;
+    }
+    at::Tensor host =
+        at::empty(recipe.shape, at::TensorOptions().dtype(host_dtype));
+    switch (recipe.op) {
+    case TensorOp::copy:
+      checkpoint.read_values(*sources.front(), 0, host);
+      break;
+    case TensorOp::rows: {
+      const std::int64_t row_elements =
+          sources.front()->elements() / sources.front()->rows();
+      checkpoint.read_values(*sources.front(), recipe.row_begin * row_elements,
+                             host);
+      break;
+    }
+    case TensorOp::concat: {
+      std::int64_t row = 0;
+      for (const StoredTensor* t : sources) {
+        at::Tensor part = host.narrow(0, row, t->rows());
+        checkpoint.read_values(*t, 0, part);
+        row += t->rows();
+      }
+      break;
+    }
+    case TensorOp::stack: {
+      for (std::size_t i = 0; i < sources.size(); ++i) {
+        at::Tensor part =
+            at::empty(sources[i]->shape, at::TensorOptions().dtype(host_dtype));
+        checkpoint.read_values(*sources[i], 0, part);
+        host.select(recipe.dim, std::int64_t(i)).copy_(part);
+      }
+      break;
+    }
+    }
+    at::Tensor value = device.is_cpu() && host_dtype == dtype
+                           ? host
+                           : host.to(device).to(dtype);
     report.bytes += Bytes(value.nbytes());
     ++report.tensors;
-    loaded[name] = std::move(value);
+    loaded[recipe.target] = std::move(value);
   }
   params_ = std::move(loaded);
-  quantized_.clear();
+  quantized_ = std::move(quantized);
   return report;
 }
 
@@ -306,94 +465,10 @@ void Module::quantize(GgmlType type) {
 
 LoadReport Module::load_gguf(const GgufFile& file, const c10::Device& device,
                              at::ScalarType dtype, const LoadOptions& options) {
-  const std::string origin = file.path().string();
-  std::vector<std::string> missing;
-  for (const auto& [name, t] : params_)
-    if (!file.tensor(options.prefix + name))
-      missing.push_back(options.prefix + name);
-  if (!missing.empty()) {
-    std::string some;
-    for (std::size_t i = 0; i < missing.size() && i < 3; ++i)
-      some += (i ? "', '" : "") + missing[i];
-    throw GgufError(fmt::format(
-        "{}: {} of the {} tensors of the {} {} missing, e.g. '{}'; is it a "
-        "GGUF of this model?",
-        origin, missing.size(), params_.size(), describe(),
-        missing.size() == 1 ? "is" : "are", some));
-  }
-  for (const auto& [name, t] : params_) {
-    const GgufTensorInfo& info = *file.tensor(options.prefix + name);
-    const std::vector<std::int64_t> shape = info.torch_shape();
-    if (at::IntArrayRef(shape) != t.sizes())
-      throw GgufError(
-          fmt::format("{}: tensor '{}' has shape {}, the {} expects {}; is the "
-                      "file for this model and config?",
-                      origin, info.name, shape_text(shape), describe(),
-                      shape_text(t.sizes())));
-    const GgmlTypeInfo* type = ggml_type_info(info.type);
-    if (!type || !type->supported)
-      throw GgufError(fmt::format(
-          "{}: tensor '{}' is {}, which mold cannot dequantize (it reads {})",
-          origin, info.name, ggml_type_name(info.type),
-          supported_ggml_types()));
-  }
-  LoadReport report;
-  for (const GgufTensorInfo& info : file.tensors()) {
-    const bool ours =
-        info.name.compare(0, options.prefix.size(), options.prefix) == 0 &&
-        params_.count(info.name.substr(options.prefix.size()));
-    if (ours || unused_tensor(info.name)) continue;
-    if (report.unexpected.size() < 50) report.unexpected.push_back(info.name);
-    ++report.unexpected_count;
-  }
-  if (options.strict && report.unexpected_count)
-    throw GgufError(fmt::format("{}: {}", origin, report.warning()));
-
-  at::NoGradGuard no_grad;
-  std::map<std::string, at::Tensor> loaded;
-  std::map<std::string, QuantizedTensor> quantized;
-  // In the order the tensors lie in the file: sequential reads.
-  std::vector<std::pair<const GgufTensorInfo*, const std::string*>> order;
-  for (const auto& [name, t] : params_)
-    order.emplace_back(file.tensor(options.prefix + name), &name);
-  std::sort(order.begin(), order.end(), [](const auto& a, const auto& b) {
-    return a.first->offset < b.first->offset;
-  });
-  for (const auto& [info_pointer, name_pointer] : order) {
-    const GgufTensorInfo& info = *info_pointer;
-    const std::string& name = *name_pointer;
-    const at::Tensor& t = params_.at(name);
-    const auto type = GgmlType(info.type);
-    const bool plain = type == GgmlType::f32 || type == GgmlType::f16 ||
-                       type == GgmlType::bf16;
-    if (!plain && t.dim() == 2) {
-      QuantizedTensor q = load_quantized(file, info, device);
-      report.bytes += q.bytes();
-      quantized[name] = std::move(q);
-      loaded[name] = t;  // stays a shape
-    } else {
-      at::Tensor value;
-      if (plain) {
-        const at::ScalarType stored = type == GgmlType::f32   ? at::kFloat
-                                      : type == GgmlType::f16 ? at::kHalf
-                                                              : at::kBFloat16;
-        at::Tensor host =
-            at::empty(t.sizes(), at::TensorOptions().dtype(stored));
-        file.read(info, host.data_ptr());
-        value = host.to(device, dtype);
-      } else {  // a quantized vector: small, dequantized once
-        value = dequantize(load_quantized(file, info, at::Device(at::kCPU)),
-                           at::kFloat)
-                    .to(device, dtype);
-      }
-      report.bytes += Bytes(value.nbytes());
-      loaded[name] = std::move(value);
-    }
-    ++report.tensors;
-  }
-  params_ = std::move(loaded);
-  quantized_ = std::move(quantized);
-  return report;
+  const Checkpoint checkpoint = Checkpoint::of(file);
+  return load(checkpoint,
+              identity_mapping(checkpoint.listing(), options.prefix), device,
+              dtype, options);
 }
 
 }  // namespace mold

@@ -39,10 +39,48 @@ DiffusionPipeline::DiffusionPipeline(std::string family,
       family_(std::move(family)) {}
 
 std::string DiffusionPipeline::describe_weights() const {
-  return options_.model_dir
-             ? options_.model_dir->string()
-             : fmt::format("seeded weights ({} architecture, seed {})", arch_,
-                           options_.weights_seed);
+  std::string out;
+  const bool all_files =
+      options_.component_files.count(components::kTextEncoder) &&
+      options_.component_files.count(components::kTransformer) &&
+      options_.component_files.count(components::kVae);
+  if (options_.model_dir)
+    out = options_.model_dir->string();
+  else if (!all_files)
+    out = fmt::format("seeded weights ({} architecture, seed {})", arch_,
+                      options_.weights_seed);
+  for (const auto& [component, file] : options_.component_files)
+    out += fmt::format("{}{} from {}", out.empty() ? "" : "; ", component,
+                       file.string());
+  return out;
+}
+
+bool DiffusionPipeline::seeded_weights() const {
+  for (const auto& component : components())
+    if (const auto* module =
+            dynamic_cast<const ModuleComponent*>(component.get()))
+      if (module->source().seeded()) return true;
+  return false;
+}
+
+std::vector<ComponentSource> DiffusionPipeline::component_sources() const {
+  std::vector<ComponentSource> out;
+  for (const auto& component : {text_encoder_, transformer_, vae_}) {
+    if (!component) continue;
+    ComponentSource source;
+    source.component = component->name();
+    source.bytes = component->device_bytes();
+    if (const auto& mapping = component->mapping()) {
+      for (const auto& file : component->source().files())
+        source.files.push_back(file.string());
+      source.layout = mapping->layout;
+      source.description = mapping->description;
+    } else {
+      source.description = component->source().describe();
+    }
+    out.push_back(std::move(source));
+  }
+  return out;
 }
 
 std::vector<std::shared_ptr<CachedComponent>> DiffusionPipeline::components()
@@ -53,21 +91,33 @@ std::vector<std::shared_ptr<CachedComponent>> DiffusionPipeline::components()
 WeightSource DiffusionPipeline::weight_source(std::string_view component,
                                               std::uint64_t seed_offset) const {
   WeightSource source;
-  if (seeded())
-    source.seed = options_.weights_seed + seed_offset;
-  else
+  source.layouts = options_.layouts;
+  const auto file = options_.component_files.find(std::string(component));
+  if (file != options_.component_files.end())
+    source.checkpoint = file->second;
+  else if (options_.model_dir)
     source.checkpoint = *options_.model_dir / std::string(component);
+  else
+    source.seed = options_.weights_seed + seed_offset;
+  if (component == components::kTextEncoder) {
+    const auto mmproj = options_.component_files.find("mmproj");
+    if (mmproj != options_.component_files.end())
+      source.more_files.push_back(mmproj->second);
+  }
   return source;
 }
 
 std::optional<GgmlType> DiffusionPipeline::seeded_quantization() const {
-  if (!seeded()) return std::nullopt;
+  // Only seeded components take it (WeightSource::quantize); a checkpoint
+  // says for itself what is quantized.
   if (options_.variant == "q4") return GgmlType::q4_0;
   if (options_.variant == "q8") return GgmlType::q8_0;
   return std::nullopt;
 }
 
 ArchSpec DiffusionPipeline::arch_of(std::string_view component) const {
+  // A file given for a component has no config beside it: the model
+  // directory's, else the published (or --tiny) architecture.
   return seeded()
              ? options_.arch
              : ArchSpec::from_config(*options_.model_dir /

@@ -7,6 +7,7 @@
 
 #include "mold/base/error.hpp"
 #include "mold/device/backend.hpp"
+#include "mold/tensor/checkpoint.hpp"
 #include "mold/tensor/gguf_file.hpp"
 #include "mold/tensor/weight_set.hpp"
 
@@ -16,6 +17,33 @@ std::string WeightSource::describe() const {
   return checkpoint ? checkpoint->string()
                     : fmt::format("seeded weights (seed {})", seed);
 }
+
+std::vector<std::filesystem::path> WeightSource::files() const {
+  std::vector<std::filesystem::path> out;
+  if (!checkpoint) return out;
+  const auto gguf = gguf_checkpoint(*checkpoint);
+  out.push_back(gguf ? *gguf : *checkpoint);
+  out.insert(out.end(), more_files.begin(), more_files.end());
+  return out;
+}
+
+namespace {
+
+/// The layout of `checkpoint` for `component`: detected among `layouts`, or
+/// else diffusers' names with the module's prefix.
+LayoutMapping layout_of(const Checkpoint& checkpoint,
+                        const WeightSource& source,
+                        const std::string& component, const Module& module) {
+  if (auto detected = detect_layout(source.layouts, component,
+                                    checkpoint.listing(), module.describe()))
+    return std::move(*detected);
+  std::string prefix = source.options.prefix;
+  if (prefix.empty() && checkpoint.weights())
+    prefix = module.stored_prefix(*checkpoint.weights());
+  return identity_mapping(checkpoint.listing(), prefix);
+}
+
+}  // namespace
 
 ModuleComponent::ModuleComponent(std::string name,
                                  std::unique_ptr<Module> module,
@@ -27,20 +55,17 @@ ModuleComponent::ModuleComponent(std::string name,
       dtype_(dtype),
       warn_(std::move(warn)) {
   const Bytes element = Bytes(c10::elementSize(dtype_));
-  if (source_.checkpoint) gguf_ = gguf_checkpoint(*source_.checkpoint);
-  if (gguf_) {
-    // As the file stores them: its quantized matrices' blocks, the rest in
-    // the run's dtype (what load_gguf() makes of them).
-    const GgufFile file = GgufFile::open(*gguf_);
-    for (const auto& [name, t] : module_->parameters()) {
-      const GgufTensorInfo* info = file.tensor(source_.options.prefix + name);
-      const auto type = info ? GgmlType(info->type) : GgmlType::f32;
-      const bool plain = type == GgmlType::f32 || type == GgmlType::f16 ||
-                         type == GgmlType::bf16;
-      const bool blocks = info && !plain && t.dim() == 2;
-      quantized_ = quantized_ || blocks;
-      device_bytes_ += blocks ? Bytes(info->bytes) : Bytes(t.numel()) * element;
-    }
+  if (source_.checkpoint) {
+    // As the layout puts them there: quantized matrices' blocks at their
+    // stored size, the rest in the run's dtype.
+    const Checkpoint checkpoint = Checkpoint::open(source_.files());
+    mapping_ = layout_of(checkpoint, source_, name_, *module_);
+    device_bytes_ =
+        module_->loaded_bytes(checkpoint.listing(), *mapping_, dtype_);
+    for (const auto& [param, t] : module_->parameters())
+      if (const TensorRecipe* recipe = mapping_->recipe(param))
+        quantized_ = quantized_ || Module::keeps_blocks(
+                                       *recipe, checkpoint.listing(), t.dim());
   } else if (source_.seeded() && source_.quantize) {
     const GgmlTypeInfo* info = ggml_type_info(std::uint32_t(*source_.quantize));
     for (const auto& [name, t] : module_->parameters()) {
@@ -54,6 +79,14 @@ ModuleComponent::ModuleComponent(std::string name,
   } else {
     device_bytes_ = module_->parameter_bytes(dtype_);
   }
+}
+
+std::string ModuleComponent::describe_source() const {
+  if (!mapping_) return source_.describe();
+  std::string files;
+  for (const auto& file : source_.files())
+    files += (files.empty() ? "" : " + ") + file.string();
+  return fmt::format("{} ({} layout)", files, mapping_->layout);
 }
 
 Bytes ModuleComponent::device_bytes() const { return device_bytes_; }
@@ -91,21 +124,14 @@ void ModuleComponent::load(Backend& backend) {
   try {
     if (host_copy_) {
       module_->to(device, dtype_);
-    } else if (gguf_) {
-      const GgufFile file = GgufFile::open(*gguf_);
-      const LoadReport report =
-          module_->load_gguf(file, device, dtype_, source_.options);
-      if (warn_ && !report.warning().empty())
-        warn_(fmt::format("{}: {}", gguf_->string(), report.warning()));
     } else if (source_.checkpoint) {
-      const WeightSet weights = WeightSet::open(*source_.checkpoint);
+      const Checkpoint checkpoint = Checkpoint::open(source_.files());
       LoadOptions options = source_.options;
-      if (options.prefix.empty())
-        options.prefix = module_->stored_prefix(weights);
-      const LoadReport report = module_->load(weights, device, dtype_, options);
+      options.layouts = describe_layouts(source_.layouts, name_);
+      const LoadReport report =
+          module_->load(checkpoint, *mapping_, device, dtype_, options);
       if (warn_ && !report.warning().empty())
-        warn_(
-            fmt::format("{}: {}", weights.origin().string(), report.warning()));
+        warn_(fmt::format("{}: {}", checkpoint.origin(), report.warning()));
     } else {
       module_->init_from_seed(source_.seed, device, dtype_, source_.quantize);
     }

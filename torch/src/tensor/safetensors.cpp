@@ -169,20 +169,41 @@ void SafetensorsFile::read_into(const std::string& name,
         fmt::format("{}: tensor '{}' has shape {}, the model expects {}",
                     path_.string(), name, c10::str(at::IntArrayRef(e.shape)),
                     c10::str(destination.sizes())));
+  read_range_into(name, 0, destination, chunk_bytes);
+}
+
+void SafetensorsFile::read_range_into(const std::string& name,
+                                      std::int64_t first,
+                                      at::Tensor& destination,
+                                      std::size_t chunk_bytes) const {
+  const SafetensorsEntry& e = entry(name);
   if (!destination.device().is_cpu() || !destination.is_contiguous())
     throw InvalidArgument(
         fmt::format("{}: tensor '{}' can only be read into a contiguous cpu "
                     "tensor",
                     path_.string(), name));
   const DtypeInfo* stored = dtype_by_name(e.dtype);
-  const std::size_t bytes = e.end - e.begin;
+  if (!stored)
+    throw SafetensorsError(fmt::format(
+        "{}: tensor '{}' is {}, which mold does not read as numbers",
+        path_.string(), name, e.dtype));
+  const std::size_t stored_elements = (e.end - e.begin) / stored->size;
+  const auto count = std::size_t(destination.numel());
+  if (first < 0 || std::size_t(first) > stored_elements ||
+      count > stored_elements - std::size_t(first))
+    throw InvalidArgument(fmt::format(
+        "{}: tensor '{}' has {} elements; elements {}..{} were asked for",
+        path_.string(), name, stored_elements, first,
+        std::size_t(first) + count));
+  const std::size_t bytes = count * stored->size;
   if (bytes == 0) return;
-  const auto offset = off_t(mapping_->data_offset + e.begin);
+  const auto offset = off_t(mapping_->data_offset + e.begin +
+                            std::size_t(first) * stored->size);
   // Sequential: the kernel reads ahead in large pieces.
   posix_fadvise(mapping_->fd, offset, off_t(bytes), POSIX_FADV_SEQUENTIAL);
-  auto read_bytes = [&](void* into, std::size_t count, std::size_t from) {
+  auto read_bytes = [&](void* into, std::size_t n, std::size_t from) {
     try {
-      read_at(mapping_->fd, into, count, offset + off_t(from));
+      read_at(mapping_->fd, into, n, offset + off_t(from));
     } catch (const Error& error) {
       throw SafetensorsError(fmt::format("{}: tensor '{}': {}", path_.string(),
                                          name, error.what()));
@@ -195,18 +216,18 @@ void SafetensorsFile::read_into(const std::string& name,
   }
   // Another dtype: a bounded buffer in the stored dtype, converted into the
   // destination piece by piece.
-  const std::int64_t elements = std::int64_t(bytes / stored->size);
+  const auto elements = std::int64_t(count);
   const std::int64_t chunk =
       std::max<std::int64_t>(1, std::int64_t(chunk_bytes / stored->size));
   at::Tensor buffer = at::empty({std::min(chunk, elements)},
                                 at::TensorOptions().dtype(stored->type));
   at::Tensor flat = destination.view({-1});
   for (std::int64_t done = 0; done < elements; done += chunk) {
-    const std::int64_t count = std::min(chunk, elements - done);
-    at::Tensor piece = buffer.narrow(0, 0, count);
-    read_bytes(piece.data_ptr(), std::size_t(count) * stored->size,
+    const std::int64_t n = std::min(chunk, elements - done);
+    at::Tensor piece = buffer.narrow(0, 0, n);
+    read_bytes(piece.data_ptr(), std::size_t(n) * stored->size,
                std::size_t(done) * stored->size);
-    flat.narrow(0, done, count).copy_(piece);
+    flat.narrow(0, done, n).copy_(piece);
   }
 }
 

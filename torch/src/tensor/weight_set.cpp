@@ -158,6 +158,17 @@ std::vector<std::string> WeightSet::in_file_order(
   return out;
 }
 
+void WeightSet::add_to(TensorListing& listing) const {
+  for (std::size_t i = 0; i < files_.size(); ++i) {
+    std::map<std::string, SafetensorsEntry> entries;
+    for (const auto& [name, entry] : files_[i].entries()) {
+      const auto it = where_.find(name);
+      if (it != where_.end() && it->second == i) entries.emplace(name, entry);
+    }
+    listing.add_safetensors(files_[i].path(), entries);
+  }
+}
+
 std::size_t WeightSet::largest_tensor_bytes() const {
   std::size_t largest = 0;
   for (const auto& [name, file] : where_) {

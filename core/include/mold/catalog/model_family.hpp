@@ -5,6 +5,7 @@
 #include <cstdint>
 #include <filesystem>
 #include <functional>
+#include <map>
 #include <memory>
 #include <optional>
 #include <string>
@@ -14,6 +15,7 @@
 
 #include "mold/base/bytes.hpp"
 #include "mold/catalog/arch_names.hpp"
+#include "mold/catalog/weight_layout.hpp"
 #include "mold/oom/oom.hpp"
 
 namespace mold {
@@ -66,6 +68,15 @@ struct PipelineOptions {
   std::string backend = "cpu";
   /// The seed of seeded weights (each component derives its own from it).
   std::uint64_t weights_seed = 0;
+  /// Checkpoint files given for single components ("transformer" ->
+  /// z_image_turbo_bf16.safetensors, "vae", "text_encoder", and "mmproj":
+  /// the vision tower's GGUF beside a llama.cpp text encoder): they replace
+  /// the model directory's folder; the architecture still comes from the
+  /// directory's config.json, or is the published one without a directory.
+  std::map<std::string, std::filesystem::path> component_files;
+  /// The family's layouts (ModelFamily::layouts): how each checkpoint is
+  /// read.
+  std::vector<WeightLayout> layouts;
 };
 
 /// Builds a model's pipeline. Throws NotFound for a model the family does not
@@ -121,6 +132,10 @@ struct FamilyFactories {
   PipelineFactory pipeline;
   /// The tokenizer's files the plugin ships (none: no tokenizer).
   std::optional<TokenizerFiles> tokenizer;
+  /// The checkpoint layouts its components are read from
+  /// (mold/catalog/weight_layout.hpp); torch-free, so molddiag inspects
+  /// files with them without loading the companion.
+  std::vector<WeightLayout> layouts;
   /// Set by a plugin whose factories are its companion's
   /// (mold/plugin/companion.hpp): then the four above are the companion's,
   /// loaded when the first of them is called, and are left empty here.
@@ -192,6 +207,8 @@ struct ModelFamily {
   /// The tokenizer the plugin ships (runs with seeded weights use it; a
   /// model directory brings its own), when it ships one.
   std::optional<TokenizerFiles> tokenizer;
+  /// The layouts its components' checkpoints may come in.
+  std::vector<WeightLayout> layouts;
 
   const ModelInfo* model(const std::string& name) const;
   /// Finds "qwen-image-edit-2511:q4" or "qwen-image-edit-2511" (default

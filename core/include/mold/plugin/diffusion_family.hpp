@@ -8,6 +8,7 @@
 #include <memory>
 #include <string>
 #include <utility>
+#include <vector>
 
 #include "mold/catalog/model_catalog.hpp"
 #include "mold/estimate/calibration.hpp"
@@ -23,7 +24,8 @@ namespace mold {
 template <class Context, class Estimators, class RegisterEstimators>
 void register_diffusion_family(Registrar& registrar, const std::string& family,
                                FamilyHints hints,
-                               RegisterEstimators register_estimators) {
+                               RegisterEstimators register_estimators,
+                               std::vector<WeightLayout> layouts = {}) {
   auto context = std::make_shared<Context>();
   context->tokenizer =
       TokenizerFiles{registrar.data_file("tokenizer.json"),
@@ -34,6 +36,7 @@ void register_diffusion_family(Registrar& registrar, const std::string& family,
   const auto estimators = context->estimators;
   FamilyFactories factories;
   factories.tokenizer = context->tokenizer;
+  factories.layouts = std::move(layouts);
   factories.companion =
       std::make_shared<Companion>(registrar, "torch", std::move(context));
   register_family_from_data_files(registrar, family, std::move(hints),

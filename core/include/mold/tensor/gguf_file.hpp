@@ -102,6 +102,10 @@ class GgufFile {
   /// large sequential reads instead of page faults over the mapping. A file
   /// that shrank or fails to read is a GgufError naming the file and tensor.
   void read(const GgufTensorInfo& tensor, void* into) const;
+  /// Reads `count` bytes of a tensor's data from byte `from` of it (a block
+  /// of whole rows). GgufError when they are not all in the tensor.
+  void read(const GgufTensorInfo& tensor, void* into, std::uint64_t from,
+            std::uint64_t count) const;
   /// Bytes of every tensor's data.
   std::uint64_t tensor_bytes() const;
 

@@ -20,6 +20,10 @@ namespace mold {
 
 class WeightSet;
 class GgufFile;
+class Checkpoint;
+struct LayoutMapping;
+struct TensorRecipe;
+class TensorListing;
 
 struct LoadOptions {
   /// Names in the checkpoint are `prefix` + the parameter's name
@@ -28,6 +32,9 @@ struct LoadOptions {
   /// Tensors of the checkpoint that the model has no parameter for are errors
   /// instead of warnings.
   bool strict = false;
+  /// Said when tensors are missing: the layouts the component is read from
+  /// ("diffusers ('x'), comfyui ('y')"), when the caller knows them.
+  std::string layouts;
 };
 
 /// What a load did.
@@ -100,6 +107,27 @@ class Module {
   /// GgufError naming it.
   LoadReport load_gguf(const GgufFile& file, const c10::Device& device,
                        at::ScalarType dtype, const LoadOptions& options = {});
+  /// The loader under both: every parameter made from `checkpoint` by its
+  /// layout's `mapping` (mold/catalog/weight_layout.hpp) while the tensors
+  /// stream in file order: a copy (reshaped where the layout squeezes), a
+  /// block of rows of a fused tensor, a concatenation or a stack, each read
+  /// straight into its place, so host memory stays near the largest tensor.
+  /// Matrices stored as ggml blocks stay blocks (rows and concatenations
+  /// of whole rows too); the rest take `dtype`. The same checks first and
+  /// report as load(); `options.prefix` is the mapping's.
+  LoadReport load(const Checkpoint& checkpoint, const LayoutMapping& mapping,
+                  const c10::Device& device, at::ScalarType dtype,
+                  const LoadOptions& options = {});
+  /// Whether `recipe` makes a parameter held as ggml blocks: a matrix whose
+  /// sources are all blocks of one type, copied, split by rows or
+  /// concatenated.
+  static bool keeps_blocks(const TensorRecipe& recipe,
+                           const TensorListing& listing,
+                           std::int64_t parameter_dims);
+  /// Bytes the parameters take on the device once loaded from `listing` by
+  /// `mapping` in `dtype`: blocks at their stored size, the rest converted.
+  Bytes loaded_bytes(const TensorListing& listing, const LayoutMapping& mapping,
+                     at::ScalarType dtype) const;
   /// Replaces every matrix parameter `name`.weight whose rows are whole
   /// blocks of `type` (Q4_0 or Q8_0) by its blocks, as ggml's reference
   /// quantizer makes them: a seeded model's q4 and q8 variants. Others stay.

@@ -26,9 +26,13 @@ class DiffusionPipeline : public Pipeline {
   std::string family() const override { return family_; }
   std::string model() const override { return options_.model; }
   std::string variant() const override { return options_.variant; }
-  bool seeded_weights() const override { return !options_.model_dir; }
-  /// The model directory, or "seeded weights (ARCH architecture, seed N)".
+  /// Whether some component is seeded (no directory, no file for it).
+  bool seeded_weights() const override;
+  /// The model directory, or "seeded weights (ARCH architecture, seed N)",
+  /// and "; transformer from FILE" for each component given as a file.
   std::string describe_weights() const override;
+  /// Each component's file(s) and layout, or its seed.
+  std::vector<ComponentSource> component_sources() const override;
   /// The text encoder, the transformer and the VAE, in that order.
   std::vector<std::shared_ptr<CachedComponent>> components() const override;
 

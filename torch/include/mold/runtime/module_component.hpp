@@ -11,16 +11,27 @@
 #include <memory>
 #include <optional>
 #include <string>
+#include <vector>
 
 #include "mold/cache/cache.hpp"
+#include "mold/catalog/weight_layout.hpp"
 #include "mold/model/module.hpp"
 
 namespace mold {
 
 /// Where a component's weights come from.
 struct WeightSource {
-  /// A checkpoint (file, index or folder: WeightSet::open); none: seeded.
+  /// A checkpoint (a .gguf file, or a safetensors file, index or folder:
+  /// WeightSet::open; a folder holding one .gguf is that file); none:
+  /// seeded.
   std::optional<std::filesystem::path> checkpoint;
+  /// More files of the same checkpoint (a llama.cpp text model's mmproj).
+  std::vector<std::filesystem::path> more_files;
+  /// The layouts the component's files may come in (the family's, for all
+  /// its components: mold/catalog/weight_layout.hpp), detected from the
+  /// file; none matching: diffusers' names, as the module's stored_prefix()
+  /// says.
+  std::vector<WeightLayout> layouts;
   std::uint64_t seed = 0;  ///< when seeded
   /// Seeded weights kept quantized (a tiny model's q4 or q8 variant): every
   /// matrix Module::quantizable() takes, as ggml's reference quantizer makes
@@ -31,6 +42,9 @@ struct WeightSource {
   bool seeded() const { return !checkpoint.has_value(); }
   /// "seeded weights (seed 7)" or the checkpoint's path.
   std::string describe() const;
+  /// The files to open: the checkpoint (or the one .gguf of its folder),
+  /// then more_files. Empty when seeded.
+  std::vector<std::filesystem::path> files() const;
 };
 
 class ModuleComponent final : public CachedComponent {
@@ -62,6 +76,12 @@ class ModuleComponent final : public CachedComponent {
   /// runs (a GGUF checkpoint's quantized tensors, or seeded weights with
   /// WeightSource::quantize): the ops' workloads say so (Workload::quantized).
   bool quantized() const { return quantized_; }
+  /// How the checkpoint is read: its layout's mapping (the layout's name,
+  /// description, what it implies about the config); none when seeded.
+  const std::optional<LayoutMapping>& mapping() const { return mapping_; }
+  /// "x.safetensors (comfyui: ComfyUI's single file ...)" or "seeded
+  /// weights (seed 7)": for --plan and --json.
+  std::string describe_source() const;
 
  private:
   std::string name_;
@@ -71,7 +91,7 @@ class ModuleComponent final : public CachedComponent {
   std::function<void(const std::string&)> warn_;
   Residency residency_ = Residency::unloaded;
   bool host_copy_ = false;  // parked weights are in host memory
-  std::optional<std::filesystem::path> gguf_;  // the checkpoint, when GGUF
+  std::optional<LayoutMapping> mapping_;
   Bytes device_bytes_ = 0;
   bool quantized_ = false;
 };

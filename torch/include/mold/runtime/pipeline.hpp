@@ -59,6 +59,16 @@ struct GeneratedImage {
   std::vector<std::pair<std::string, at::Tensor>> tensors;
 };
 
+/// Where a component's weights come from, for --plan and --json.
+struct ComponentSource {
+  std::string component;           ///< "transformer"
+  std::vector<std::string> files;  ///< empty when seeded
+  std::string layout;              ///< "comfyui"; empty when seeded
+  /// The layout's description, or "seeded weights (seed 7)".
+  std::string description;
+  Bytes bytes = 0;  ///< its weights' bytes on the device
+};
+
 class Pipeline {
  public:
   virtual ~Pipeline() = default;
@@ -72,6 +82,8 @@ class Pipeline {
   virtual std::string describe_weights() const = 0;
   /// Its components, for the cache (the Runner adds them).
   virtual std::vector<std::shared_ptr<CachedComponent>> components() const = 0;
+  /// Each component's file(s) and layout (empty by default).
+  virtual std::vector<ComponentSource> component_sources() const { return {}; }
 
   /// The request with the model's defaults filled in (size, steps,
   /// guidance); throws InvalidArgument naming the flag and the value for

@@ -55,6 +55,16 @@ class SafetensorsFile {
   /// process. A file that shrank or fails to read is a SafetensorsError.
   void read_into(const std::string& name, at::Tensor& destination,
                  std::size_t chunk_bytes = kReadChunkBytes) const;
+  /// Reads destination.numel() elements of the tensor, from element `first`
+  /// in its row-major order (a block of rows of a fused tensor), as
+  /// read_into() does. InvalidArgument when they are not all in it.
+  void read_range_into(const std::string& name, std::int64_t first,
+                       at::Tensor& destination,
+                       std::size_t chunk_bytes = kReadChunkBytes) const;
+  /// Every tensor's entry, by name.
+  const std::map<std::string, SafetensorsEntry>& entries() const {
+    return entries_;
+  }
   /// Where the tensor's bytes start in the file, to read tensors in file order.
   std::size_t file_offset(const std::string& name) const;
 

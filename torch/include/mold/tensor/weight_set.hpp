@@ -13,6 +13,7 @@
 #include <vector>
 
 #include "mold/tensor/safetensors.hpp"
+#include "mold/tensor/tensor_listing.hpp"
 
 namespace mold {
 
@@ -43,6 +44,9 @@ class WeightSet {
   /// offset by offset): the order that reads a checkpoint sequentially.
   std::vector<std::string> in_file_order(std::vector<std::string> names) const;
   std::size_t files() const { return files_.size(); }
+  /// Adds every tensor to `listing`, shard by shard (mold/tensor/
+  /// tensor_listing.hpp).
+  void add_to(TensorListing& listing) const;
   /// Bytes of the largest tensor, as stored.
   std::size_t largest_tensor_bytes() const;
 

@@ -1,0 +1,79 @@
+#pragma once
+/// What a checkpoint holds, without its bytes: each tensor's name, shape,
+/// stored type and place, over one or more files (safetensors shards, a GGUF,
+/// a text GGUF with its mmproj). Layouts are detected and mapped on it
+/// (mold/catalog/weight_layout.hpp); torch-free, so molddiag can inspect a
+/// file without libtorch.
+
+#include <cstddef>
+#include <cstdint>
+#include <filesystem>
+#include <map>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "mold/tensor/safetensors_header.hpp"
+
+namespace mold {
+
+class GgufFile;
+
+/// One tensor as a file stores it.
+struct StoredTensor {
+  std::string name;
+  std::vector<std::int64_t> shape;  ///< PyTorch's order, outermost first
+  /// "F32", "BF16", "F8_E4M3" (a safetensors dtype) or a ggml type name
+  /// ("Q4_0", "Q3_K", "F16") for a GGUF tensor.
+  std::string type;
+  std::uint64_t bytes = 0;
+  std::size_t file = 0;      ///< index in TensorListing::files()
+  std::uint64_t offset = 0;  ///< in its file's data, for reading in order
+  bool gguf = false;
+  std::uint32_t ggml_type = 0;  ///< when gguf
+
+  std::int64_t elements() const;
+  /// Rows of dim 0 (1 for a scalar).
+  std::int64_t rows() const { return shape.empty() ? 1 : shape[0]; }
+};
+
+class TensorListing {
+ public:
+  /// Adds a file's tensors; a name already listed from another file is a
+  /// SafetensorsError naming both files.
+  void add_safetensors(const std::filesystem::path& file,
+                       const std::map<std::string, SafetensorsEntry>& entries);
+  /// The same for a GGUF file; its general.architecture is kept.
+  void add_gguf(const GgufFile& file);
+  /// Adds the tensors of one file read elsewhere (their `file` is set
+  /// here); a GGUF one when `gguf_architecture` is given ("" for a GGUF
+  /// without one).
+  void add_file(const std::filesystem::path& file,
+                std::optional<std::string> gguf_architecture,
+                std::vector<StoredTensor> tensors);
+
+  const std::vector<std::filesystem::path>& files() const { return files_; }
+  const std::vector<StoredTensor>& tensors() const { return tensors_; }
+  /// The tensor named `name`; nullptr when absent.
+  const StoredTensor* find(const std::string& name) const;
+  bool contains(const std::string& name) const { return find(name); }
+  /// The general.architecture of the GGUF files in it ("lumina2", "qwen3",
+  /// "clip"), in file order; empty for safetensors.
+  const std::vector<std::string>& gguf_architectures() const {
+    return gguf_architectures_;
+  }
+  bool has_gguf() const { return !gguf_architectures_.empty(); }
+  /// "x.gguf" or "x.gguf + mmproj.gguf" (file names), for messages.
+  std::string describe() const;
+  /// Bytes of every tensor as stored.
+  std::uint64_t bytes() const;
+
+ private:
+  void add(StoredTensor tensor);
+  std::vector<std::filesystem::path> files_;
+  std::vector<std::string> gguf_architectures_;
+  std::vector<StoredTensor> tensors_;
+  std::map<std::string, std::size_t> index_;
+};
+
+}  // namespace mold
