@@ -237,8 +237,8 @@ std::vector<WeightLayout> qwen_image_layouts() {
   add(components::kTransformer, "diffusers",
       "diffusers' QwenImageTransformer2DModel names (a model directory's "
       "transformer/, ComfyUI's single file, the qwen_image GGUFs)",
-      {"transformer_blocks.0.attn.to_q.weight"}, {kComfyPrefix}, {}, true,
-      map_transformer);
+      {"transformer_blocks.0.attn.to_q.weight"},
+      {kComfyPrefix, "diffusion_model."}, {}, true, map_transformer);
   add(components::kVae, "diffusers",
       "diffusers' AutoencoderKLQwenImage names (a model directory's vae/)",
       {"decoder.mid_block.resnets.0.norm1.gamma"}, {"vae."}, {}, true,
@@ -251,7 +251,10 @@ std::vector<WeightLayout> qwen_image_layouts() {
   add(components::kTextEncoder, "transformers",
       "transformers' Qwen2.5-VL names (a model directory's text_encoder/, or "
       "one .safetensors file)",
-      {"model.layers.0.self_attn.q_proj.weight"}, {}, {}, true, map_identity);
+      // Qwen2.5's q/k/v biases tell it from Qwen3's names.
+      {"model.layers.0.self_attn.q_proj.weight",
+       "model.layers.0.self_attn.q_proj.bias"},
+      {}, {}, true, map_identity);
   add(components::kTextEncoder, "llama.cpp",
       "llama.cpp GGUFs of Qwen2.5-VL: the language model (qwen2vl: token_embd, "
       "blk.N.attn_q, ...) and its mmproj (clip: v.blk.N, v.patch_embd, mm.N)",

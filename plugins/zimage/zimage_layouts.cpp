@@ -205,13 +205,15 @@ std::vector<WeightLayout> zimage_layouts() {
   add(components::kTransformer, "diffusers",
       "diffusers' ZImageTransformer2DModel names (a model directory's "
       "transformer/, or a GGUF of them)",
-      {"layers.0.attention.to_q.weight"}, {kComfyPrefix}, {}, true,
-      map_identity);
+      {"layers.0.attention.to_q.weight"}, {kComfyPrefix, "diffusion_model."},
+      {}, true, map_identity);
   add(components::kTransformer, "comfyui",
       "ComfyUI's single file and the lumina2 GGUFs (Lumina2/NextDiT names: "
       "x_embedder, final_layer, a fused attention.qkv split into q, k, v)",
-      {"layers.0.attention.qkv.weight"}, {kComfyPrefix}, {"lumina2"}, true,
-      map_lumina2);
+      // x_pad_token tells Z-Image from Lumina-Image-2.0, which shares the
+      // names; stable-diffusion.cpp writes GGUFs with no architecture.
+      {"layers.0.attention.qkv.weight", "x_pad_token"},
+      {kComfyPrefix, "diffusion_model."}, {"lumina2", ""}, true, map_lumina2);
   add(components::kVae, "diffusers",
       "diffusers' AutoencoderKL names (a model directory's vae/)",
       {"decoder.up_blocks.0.resnets.0.conv1.weight"}, {"vae."}, {}, true,
@@ -224,7 +226,9 @@ std::vector<WeightLayout> zimage_layouts() {
   add(components::kTextEncoder, "transformers",
       "transformers' Qwen3 names (a model directory's text_encoder/, or one "
       ".safetensors file)",
-      {"layers.0.self_attn.q_proj.weight"}, {"model."}, {}, true, map_identity);
+      // Qwen3's q/k norms tell it from Qwen2.5's names.
+      {"layers.0.self_attn.q_proj.weight", "layers.0.self_attn.q_norm.weight"},
+      {"model."}, {}, true, map_identity);
   add(components::kTextEncoder, "llama.cpp",
       "a llama.cpp GGUF of Qwen3 (token_embd, blk.N.attn_q, ffn_gate, ...)",
       {"blk.0.attn_q.weight"}, {}, {"qwen3"}, false, map_llama_cpp_qwen3);

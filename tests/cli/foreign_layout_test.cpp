@@ -7,6 +7,8 @@
 
 #include <catch2/catch.hpp>
 #include <filesystem>
+#include <fstream>
+#include <mold/catalog/comfy_model_folder.hpp>
 #include <mold/catalog/components.hpp>
 #include <mold/catalog/model_family.hpp>
 #include <mold/model/denoiser.hpp>
@@ -292,5 +294,87 @@ TEST_CASE(
         with({"--mmproj", (root / "qwen3.gguf").string()}, files_out.path());
     CHECK(r.exit_code != 0);
     CHECK_THAT(r.err, Catch::Contains("--text-encoder"));
+  }
+}
+
+TEST_CASE("A ComfyUI models folder is searched by content, not by name",
+          "[layout][mold][run]") {
+  const mold::ModelFamily& z = family("zimage");
+  const mold::ModelFamily& q = family("qwen_image");
+  const mold::ArchSpec tiny = mold::ArchSpec::parse("tiny");
+  TempDir models;
+  const fs::path root = models.path();
+  for (const char* folder :
+       {"diffusion_models", "unet", "vae", "text_encoders", "clip"})
+    fs::create_directories(root / folder);
+  // Names that say nothing, and files of the other family beside them.
+  auto transformer = z.make_transformer(tiny);
+  transformer->init_from_seed(2);
+  mold::save_safetensors(root / "diffusion_models" / "my_favourite.safetensors",
+                         mold::test::zimage_comfy_transformer(*transformer));
+  auto z_vae = z.make_vae("tiny", 3);
+  mold::save_safetensors(root / "vae" / "x.safetensors",
+                         mold::test::flux_ldm_vae(*z_vae));
+  auto q_vae = q.make_vae("tiny", 3);
+  mold::save_safetensors(root / "vae" / "z_image_vae_not.safetensors",
+                         mold::test::wan_vae(*q_vae));
+  auto encoder = z.make_text_encoder(tiny);
+  encoder->init_from_seed(1);
+  fs::create_directories(root / "clip" / "sorted");
+  mold::test::write_gguf(root / "clip" / "sorted" / "te.gguf", "qwen3",
+                         mold::test::llama_cpp_decoder(*encoder, ""));
+  auto q_encoder = q.make_text_encoder(tiny);
+  q_encoder->init_from_seed(1);
+  mold::test::write_gguf(root / "text_encoders" / "qwen25vl.gguf", "qwen2vl",
+                         mold::test::llama_cpp_decoder(*q_encoder, "model."));
+  mold::test::write_gguf(root / "text_encoders" / "mmproj.gguf", "clip",
+                         mold::test::qwen25vl_mmproj(*q_encoder));
+  // Not checkpoints at all.
+  std::ofstream(root / "vae" / "broken.safetensors") << "not a header";
+  std::ofstream(root / "unet" / "empty.gguf");
+
+  const auto z_files = mold::find_component_files(
+      root, z.layouts,
+      {components::kTransformer, components::kVae, components::kTextEncoder},
+      "z-image-turbo");
+  CHECK(z_files.at(components::kTransformer).filename() ==
+        "my_favourite.safetensors");
+  CHECK(z_files.at(components::kVae).filename() == "x.safetensors");
+  CHECK(z_files.at(components::kTextEncoder).filename() == "te.gguf");
+  CHECK_FALSE(z_files.count("mmproj"));
+
+  const auto q_files = mold::find_component_files(
+      root, q.layouts, {components::kVae, components::kTextEncoder},
+      "qwen-image-edit-2511");
+  CHECK(q_files.at(components::kVae).filename() ==
+        "z_image_vae_not.safetensors");
+  CHECK(q_files.at(components::kTextEncoder).filename() == "qwen25vl.gguf");
+  CHECK(q_files.at("mmproj").filename() == "mmproj.gguf");
+
+  SECTION("two equally good files are an error naming both") {
+    fs::copy_file(root / "vae" / "x.safetensors",
+                  root / "vae" / "y.safetensors");
+    CHECK_THROWS_WITH(mold::find_component_files(
+                          root, z.layouts, {components::kVae}, "z-image-turbo"),
+                      Catch::Contains("x.safetensors") &&
+                          Catch::Contains("y.safetensors") &&
+                          Catch::Contains("--vae"));
+    // A file named for the model wins.
+    fs::copy_file(root / "vae" / "x.safetensors",
+                  root / "vae" / "z_image_ae.safetensors");
+    CHECK(mold::find_component_files(root, z.layouts, {components::kVae},
+                                     "z-image-turbo")
+              .at(components::kVae)
+              .filename() == "z_image_ae.safetensors");
+  }
+  SECTION("mold run --model-dir FOLDER --plan names the files it found") {
+    auto r = run_mold({"run", "z-image-turbo", "a fox", "--model-dir",
+                       root.string(), "--plan"});
+    INFO(r.err);
+    REQUIRE(r.exit_code == 0);
+    CHECK_THAT(r.out,
+               Catch::Contains("my_favourite.safetensors (comfyui layout)") &&
+                   Catch::Contains("x.safetensors (ldm layout)") &&
+                   Catch::Contains("te.gguf (llama.cpp layout)"));
   }
 }

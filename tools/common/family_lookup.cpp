@@ -5,6 +5,7 @@
 #include <filesystem>
 #include <mold/base/error.hpp>
 #include <mold/catalog/arch_names.hpp>
+#include <mold/catalog/comfy_model_folder.hpp>
 #include <mold/catalog/components.hpp>
 #include <mold/catalog/model_dir.hpp>
 #include <mold/catalog/model_search.hpp>
@@ -79,6 +80,15 @@ mold::PipelineOptions pipeline_options(
         "encoder; give the language model's GGUF with --text-encoder too",
         files.at("mmproj").string()));
   options.component_files = files;
+  auto missing_components = [&] {
+    std::vector<std::string> missing;
+    for (const char* component :
+         {mold::components::kTransformer, mold::components::kVae,
+          mold::components::kTextEncoder})
+      if (!options.component_files.count(component))
+        missing.push_back(component);
+    return missing;
+  };
   if (tiny) {
     options.arch = mold::ArchSpec::parse(mold::archs::kTiny);
     return options;
@@ -88,17 +98,28 @@ mold::PipelineOptions pipeline_options(
   const mold::ModelLookup lookup =
       mold::find_model_dir(found.model->name, flag_dirs, host.config);
   if (!lookup.found) {
+    // ComfyUI models/ folders among the search directories: the components
+    // not given by a flag, found by their content.
+    std::string searched;
+    for (const auto& dir : lookup.looked_in) {
+      if (missing_components().empty() || !mold::is_comfy_model_folder(dir))
+        continue;
+      searched += (searched.empty() ? "" : ", ") + dir.string();
+      for (auto& [component, file] : mold::find_component_files(
+               dir, options.layouts, missing_components(), found.model->name))
+        options.component_files.emplace(component, file);
+    }
     std::string missing;
-    for (const char* component :
-         {mold::components::kTransformer, mold::components::kVae,
-          mold::components::kTextEncoder})
-      if (!files.count(component))
-        missing +=
-            (missing.empty() ? "--" : ", --") + component_flag(component);
+    for (const auto& component : missing_components())
+      missing += (missing.empty() ? "--" : ", --") + component_flag(component);
     if (missing.empty()) {  // every component from a file
       options.arch = mold::ArchSpec::parse(mold::archs::kDefault);
       return options;
     }
+    if (!searched.empty())
+      missing += fmt::format(
+          "; not found by content in the ComfyUI folder{} {}",
+          searched.find(", ") == std::string::npos ? "" : "s", searched);
     throw mold::NotFound(
         fmt::format("{}; or give every component as a file (missing: {})",
                     mold::describe_lookup(lookup, found.model->name), missing));

@@ -1,9 +1,16 @@
 #include "mold/tensor/tensor_listing.hpp"
 
+#include <fcntl.h>
 #include <fmt/format.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
 #include <algorithm>
+#include <cerrno>
+#include <cstring>
 
+#include "mold/base/file_io.hpp"
+#include "mold/base/text.hpp"
 #include "mold/tensor/gguf_file.hpp"
 
 namespace mold {
@@ -95,6 +102,79 @@ std::uint64_t TensorListing::bytes() const {
   std::uint64_t n = 0;
   for (const auto& t : tensors_) n += t.bytes;
   return n;
+}
+
+namespace {
+
+/// A safetensors file's header, read with two bounded reads.
+SafetensorsHeader read_safetensors_header(const std::filesystem::path& path) {
+  auto fail = [&](const std::string& what) {
+    return SafetensorsError(fmt::format("{}: {}", path.string(), what));
+  };
+  const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC | O_NONBLOCK);
+  if (fd < 0)
+    throw fail(
+        fmt::format("cannot open: {}. Check the path", std::strerror(errno)));
+  struct Closer {
+    int fd;
+    ~Closer() { ::close(fd); }
+  } closer{fd};
+  struct stat st {};
+  if (fstat(fd, &st) != 0) throw fail("cannot read its size");
+  if (!S_ISREG(st.st_mode))
+    throw fail(fmt::format("is {}, not a regular file: give a safetensors file",
+                           describe_file_type(path)));
+  const auto size = std::uint64_t(st.st_size);
+  std::string bytes(8, '\0');
+  if (size >= 8) read_at(fd, bytes.data(), 8, 0);
+  std::uint64_t header = 0;
+  for (int i = 7; i >= 0; --i) header = (header << 8) | std::uint8_t(bytes[i]);
+  if (size >= 8 && header <= size - 8) {
+    if (header > kMaxSafetensorsHeader)
+      throw fail(fmt::format(
+          "its header is {} bytes; mold reads headers of at most {} (is it a "
+          "safetensors file?)",
+          header, kMaxSafetensorsHeader));
+    bytes.resize(8 + header);
+    read_at(fd, bytes.data() + 8, header, 8);
+  }
+  // The parser reads only the header's bytes; `size` checks the offsets.
+  return parse_safetensors_header(bytes.data(), std::size_t(size),
+                                  path.string());
+}
+
+}  // namespace
+
+TensorListing read_tensor_listing(
+    const std::vector<std::filesystem::path>& paths) {
+  namespace fs = std::filesystem;
+  TensorListing listing;
+  for (const fs::path& path : paths) {
+    std::error_code ec;
+    std::vector<fs::path> files;
+    if (fs::is_directory(path, ec)) {
+      std::vector<fs::path> shards, ggufs;
+      for (const auto& entry : fs::directory_iterator(path, ec)) {
+        const std::string name = entry.path().filename().string();
+        if (ends_with(name, ".safetensors")) shards.push_back(entry.path());
+        if (ends_with(name, ".gguf")) ggufs.push_back(entry.path());
+      }
+      std::sort(shards.begin(), shards.end());
+      files = shards.empty() && ggufs.size() == 1 ? ggufs : shards;
+      if (files.empty())
+        throw SafetensorsError(fmt::format(
+            "{}: no .safetensors file (or one .gguf) in it", path.string()));
+    } else {
+      files.push_back(path);
+    }
+    for (const fs::path& file : files) {
+      if (ends_with(file.filename().string(), ".gguf"))
+        listing.add_gguf(GgufFile::open(file));
+      else
+        listing.add_safetensors(file, read_safetensors_header(file).entries);
+    }
+  }
+  return listing;
 }
 
 }  // namespace mold

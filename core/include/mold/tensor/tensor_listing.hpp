@@ -76,4 +76,16 @@ class TensorListing {
   std::map<std::string, std::size_t> index_;
 };
 
+/// The largest safetensors header read_tensor_listing() reads (the
+/// format's own limit is 100 MB; the published ones are under 200 KiB).
+inline constexpr std::uint64_t kMaxSafetensorsHeader = std::uint64_t(100) << 20;
+
+/// The listing of `paths` without reading any tensor: each a `.gguf` file
+/// (GgufFile::open), a `.safetensors` file (its header only, at most
+/// kMaxSafetensorsHeader), or a directory (its `.safetensors` shards, or its
+/// one `.gguf`). Only regular files are read. SafetensorsError/GgufError
+/// naming the file for what is not one.
+TensorListing read_tensor_listing(
+    const std::vector<std::filesystem::path>& paths);
+
 }  // namespace mold
