@@ -5,6 +5,8 @@
 // makes the same image as the seeded run, naming each file and its layout in
 // --plan. Mutated files are refused by name.
 
+#include <sys/stat.h>
+
 #include <catch2/catch.hpp>
 #include <filesystem>
 #include <fstream>
@@ -289,6 +291,31 @@ TEST_CASE(
                           Catch::Contains("comfyui"));
     CHECK_THAT(r.err, !Catch::Contains("terminate"));
   }
+  SECTION("a config's [models.\"MODEL\"] files are used; a flag wins") {
+    const fs::path config = root / "config.toml";
+    std::ofstream(config)
+        << "[models.\"z-image-turbo\"]\n"
+           "transformer = \"z_image_turbo_bf16.safetensors\"\n"
+           "vae = \"ae.safetensors\"\n"
+           "text_encoder = \"missing.gguf\"\n";
+    auto r = with({"--config", config.string(), "--text-encoder",
+                   (root / "qwen3.gguf").string(), "--plan"},
+                  files_out.path());
+    INFO(r.err);
+    REQUIRE(r.exit_code == 0);
+    CHECK_THAT(r.out, Catch::Contains("ae.safetensors (ldm layout)") &&
+                          Catch::Contains("qwen3.gguf (llama.cpp layout)"));
+    // Without the flag, the config's missing file is named with its key.
+    auto bad = with({"--config", config.string(), "--plan"}, files_out.path());
+    CHECK(bad.exit_code == 1);
+    CHECK_THAT(bad.err,
+               Catch::Contains("models.\"z-image-turbo\".text_encoder") &&
+                   Catch::Contains("missing.gguf"));
+    std::ofstream(config) << "[models.\"z-image-turbo\"]\nunet = \"x\"\n";
+    auto typo = with({"--config", config.string(), "--plan"}, files_out.path());
+    CHECK(typo.exit_code != 0);
+    CHECK_THAT(typo.err, Catch::Contains("unet"));
+  }
   SECTION("an mmproj without a text encoder file is refused") {
     auto r =
         with({"--mmproj", (root / "qwen3.gguf").string()}, files_out.path());
@@ -376,5 +403,62 @@ TEST_CASE("A ComfyUI models folder is searched by content, not by name",
                Catch::Contains("my_favourite.safetensors (comfyui layout)") &&
                    Catch::Contains("x.safetensors (ldm layout)") &&
                    Catch::Contains("te.gguf (llama.cpp layout)"));
+  }
+}
+
+TEST_CASE(
+    "molddiag inspect names a file's layout and what it fits, and "
+    "refuses what is no checkpoint",
+    "[layout][molddiag]") {
+  const mold::ModelFamily& z = family("zimage");
+  TempDir dir;
+  const fs::path root = dir.path();
+  auto transformer = z.make_transformer(mold::ArchSpec::parse("tiny"));
+  transformer->init_from_seed(2);
+  const fs::path comfy = root / "z.safetensors";
+  mold::save_safetensors(comfy,
+                         mold::test::zimage_comfy_transformer(*transformer));
+  auto r = mold::test::run_molddiag({"inspect", comfy.string()});
+  INFO(r.err);
+  REQUIRE(r.exit_code == 0);
+  CHECK_THAT(r.out, Catch::Contains("zimage transformer: comfyui layout") &&
+                        Catch::Contains("1 tensors dropped"));
+  auto json = mold::test::run_molddiag({"inspect", comfy.string(), "--json"});
+  REQUIRE(json.exit_code == 0);
+  const auto report = nlohmann::json::parse(json.out);
+  REQUIRE(report.at("fits").size() == 1);
+  CHECK(report.at("fits")[0].at("layout") == "comfyui");
+  CHECK(report.at("types").at("F32").at("tensors") ==
+        report.at("tensors").get<int>());
+
+  SECTION("two layouts mixed: it does not fit, and says why") {
+    auto tensors = mold::test::zimage_comfy_transformer(*transformer);
+    tensors.emplace_back("layers.0.attention.to_q.weight", at::zeros({64, 64}));
+    const fs::path mixed = root / "mixed.safetensors";
+    mold::save_safetensors(mixed, tensors);
+    auto m = mold::test::run_molddiag({"inspect", mixed.string()});
+    CHECK(m.exit_code == 0);
+    CHECK_THAT(m.out, Catch::Contains("does not fit") &&
+                          Catch::Contains("two layouts"));
+  }
+  SECTION("hostile files exit 1 naming the file, never hang") {
+    const fs::path fifo = root / "pipe.safetensors";
+    REQUIRE(mkfifo(fifo.c_str(), 0600) == 0);
+    const fs::path folder = root / "folder.gguf";
+    fs::create_directories(folder);
+    const fs::path huge = root / "huge.safetensors";
+    {
+      std::ofstream out(huge, std::ios::binary);
+      const std::uint64_t header = std::uint64_t(1) << 40;
+      out.write(reinterpret_cast<const char*>(&header), 8);
+      out << std::string(1024, ' ');
+    }
+    for (const fs::path& bad : {fifo, folder, huge, root / "missing.gguf"}) {
+      INFO(bad);
+      auto b = mold::test::run_molddiag({"inspect", bad.string()});
+      CHECK(b.exit_code == 1);
+      CHECK_THAT(b.err, Catch::Contains(bad.filename().string()));
+      CHECK_THAT(b.err, !Catch::Contains("terminate"));
+    }
   }
 }

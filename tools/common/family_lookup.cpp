@@ -66,20 +66,33 @@ mold::PipelineOptions pipeline_options(
   options.dtype = dtype;
   options.backend = backend;
   options.layouts = found.family->layouts;
-  for (const auto& [component, file] : files) {
+  options.component_files = files;
+  // The config's files for this model, where no flag gave one.
+  std::map<std::string, std::string> given_by;
+  for (const auto& [component, file] : files)
+    given_by[component] = "--" + component_flag(component);
+  const auto configured = host.config.model_files.find(found.model->name);
+  if (configured != host.config.model_files.end())
+    for (const auto& [component, file] : configured->second)
+      if (options.component_files.emplace(component, file).second)
+        given_by[component] =
+            fmt::format("{}: models.\"{}\".{} =", host.config.source.string(),
+                        found.model->name, component);
+  for (const auto& [component, file] : options.component_files) {
     std::error_code ec;
     if (!std::filesystem::exists(file, ec))
-      throw mold::NotFound(
-          fmt::format("--{} {}: no such file; give the path of the component's "
-                      "checkpoint (.safetensors or .gguf)",
-                      component_flag(component), file.string()));
+      throw mold::NotFound(fmt::format(
+          "{} {}: no such file; give the path of the component's checkpoint "
+          "(.safetensors or .gguf)",
+          given_by.at(component), file.string()));
   }
-  if (files.count("mmproj") && !files.count(mold::components::kTextEncoder))
+  if (options.component_files.count("mmproj") &&
+      !options.component_files.count(mold::components::kTextEncoder))
     throw mold::InvalidArgument(fmt::format(
-        "--mmproj {}: an mmproj is the vision tower of a llama.cpp text "
-        "encoder; give the language model's GGUF with --text-encoder too",
-        files.at("mmproj").string()));
-  options.component_files = files;
+        "{} {}: an mmproj is the vision tower of a llama.cpp text encoder; "
+        "give the language model's GGUF too (--text-encoder, or text_encoder "
+        "in the config)",
+        given_by.at("mmproj"), options.component_files.at("mmproj").string()));
   auto missing_components = [&] {
     std::vector<std::string> missing;
     for (const char* component :

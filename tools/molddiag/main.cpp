@@ -47,6 +47,7 @@ int main(int argc, char** argv) {
       {"classify", molddiag::classify_command},
       {"report", molddiag::report_command},
       {"tokenize", molddiag::tokenize_command},
+      {"inspect", molddiag::inspect_command},
       // Their local and remote drivers hand the command to the twin
       // (commands/twin_drivers.cpp); the black-box driver runs here.
       {"leak", molddiag::leak_command},

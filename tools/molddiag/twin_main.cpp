@@ -25,6 +25,7 @@ int main(int argc, char** argv) {
       {"calibrate", molddiag::calibrate_command},
       {"run-component", molddiag::run_component_command},
       {"tokenize", molddiag::tokenize_command},
+      {"inspect", molddiag::inspect_command},
       {"leak", molddiag::leak_command},
       {"parity", molddiag::parity_command},
       {"report", molddiag::report_command},

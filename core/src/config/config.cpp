@@ -158,7 +158,31 @@ Config Config::load_file(const fs::path& path) {
     }
   }
   if (const auto* models = sub_table(path, root, "", "models")) {
-    toml_reader::require_known_keys(path, *models, "models", {"dirs"});
+    for (const auto& [key, node] : *models) {
+      const std::string name(key.str());
+      if (name == "dirs") continue;
+      // [models."z-image-turbo"]: a model's components from files.
+      const auto* files = node.as_table();
+      if (!files)
+        throw ConfigError(
+            path, toml_reader::line_of(node), "models." + name,
+            "is no key of [models]: give dirs, or a model's table "
+            "[models.\"MODEL\"] with transformer, vae, text_encoder, mmproj");
+      toml_reader::require_known_keys(
+          path, *files, "models." + name,
+          {"transformer", "vae", "text_encoder", "mmproj"});
+      auto& component_files = config.model_files[name];
+      for (const auto& [component, value] : *files) {
+        const auto text = value.value<std::string>();
+        if (!text || text->empty())
+          throw ConfigError(
+              path, toml_reader::line_of(value),
+              "models." + name + "." + std::string(component.str()),
+              "must be a non-empty string path");
+        component_files[std::string(component.str())] =
+            resolve_against(path, *text);
+      }
+    }
     if (const toml::node* dirs = models->get("dirs")) {
       const auto* array = dirs->as_array();
       if (!array)

@@ -177,7 +177,13 @@ GgufValue read_value(Reader& r, std::uint32_t type, int depth) {
 }  // namespace
 
 GgufFile GgufFile::open(const std::filesystem::path& path) {
-  require_regular_input(path, "GGUF");
+  try {
+    require_regular_input(path, "GGUF");
+  } catch (const InvalidArgument& e) {
+    // A file that is missing, a FIFO or a folder is no GGUF: a failure
+    // naming it, not a usage error.
+    throw GgufError(e.what());
+  }
   GgufFile file;
   file.path_ = path;
   const std::string name = path.string();

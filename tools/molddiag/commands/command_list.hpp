@@ -32,6 +32,9 @@ inline const std::vector<CommandEntry>& command_list() {
        "run one component (text encoder, transformer, VAE) on tensors from a "
        "safetensors file"},
       {"tokenize", "the token ids of a text, with a family's tokenizer files"},
+      {"inspect",
+       "what a checkpoint file holds: tensors by type, the layout, which "
+       "component it fits"},
       {"leak", "make N images and say whether memory grows, and what keeps it"},
       {"parity", "make N images and check none needs more than the first"},
       {"report", "analyse a saved JSON report again; write it as HTML"},

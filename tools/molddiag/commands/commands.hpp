@@ -28,6 +28,7 @@ int vae_command(const std::vector<std::string>& args);
 int tiling_command(const std::vector<std::string>& args);
 int calibrate_command(const std::vector<std::string>& args);
 int tokenize_command(const std::vector<std::string>& args);
+int inspect_command(const std::vector<std::string>& args);
 int run_component_command(const std::vector<std::string>& args);
 int leak_command(const std::vector<std::string>& args);
 int parity_command(const std::vector<std::string>& args);

@@ -257,14 +257,15 @@ Bytes Module::loaded_bytes(const TensorListing& listing,
   return total;
 }
 
-LoadReport Module::load(const Checkpoint& checkpoint,
-                        const LayoutMapping& mapping, const c10::Device& device,
-                        at::ScalarType dtype, const LoadOptions& options) {
-  const TensorListing& listing = checkpoint.listing();
-  const std::string& origin = checkpoint.origin();
+LoadReport Module::check_load(const TensorListing& listing,
+                              const LayoutMapping& mapping,
+                              const std::string& origin,
+                              const LoadOptions& options) const {
+  const bool gguf_only =
+      listing.gguf_architectures().size() == listing.files().size();
   const bool foreign = mapping.strict;
   auto fail = [&](const std::string& message) {
-    if (checkpoint.gguf_only()) throw GgufError(message);
+    if (gguf_only) throw GgufError(message);
     throw SafetensorsError(message);
   };
   const std::string where =
@@ -281,7 +282,7 @@ LoadReport Module::load(const Checkpoint& checkpoint,
       some += (i ? "', '" : "") + missing[i];
     std::string advice =
         foreign ? "is the file of this model?"
-        : checkpoint.gguf_only()
+        : gguf_only
             ? "is it a GGUF of this model?"
             : "is it a checkpoint of this model, in the diffusers layout?";
     if (!mapping.missing_hint.empty()) advice = mapping.missing_hint;
@@ -335,7 +336,17 @@ LoadReport Module::load(const Checkpoint& checkpoint,
     if (!unused_tensor(name)) unexpected(name);
   if (options.strict && report.unexpected_count)
     fail(fmt::format("{}: {}", origin, report.warning()));
+  return report;
+}
 
+LoadReport Module::load(const Checkpoint& checkpoint,
+                        const LayoutMapping& mapping, const c10::Device& device,
+                        at::ScalarType dtype, const LoadOptions& options) {
+  const TensorListing& listing = checkpoint.listing();
+  // Every check first: nothing is allocated for a checkpoint that cannot load.
+  LoadReport report =
+      check_load(listing, mapping, checkpoint.origin(), options);
+  report.tensors = 0;
   at::NoGradGuard no_grad;
   // In the order the bytes lie on disk, each read straight into its place:
   // sequential reads at the disk's speed, no page of the file kept resident.

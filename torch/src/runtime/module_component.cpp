@@ -60,6 +60,11 @@ ModuleComponent::ModuleComponent(std::string name,
     // stored size, the rest in the run's dtype.
     const Checkpoint checkpoint = Checkpoint::open(source_.files());
     mapping_ = layout_of(checkpoint, source_, name_, *module_);
+    // What would stop the load, found now: before a plan or a run.
+    LoadOptions options = source_.options;
+    options.layouts = describe_layouts(source_.layouts, name_);
+    module_->check_load(checkpoint.listing(), *mapping_, checkpoint.origin(),
+                        options);
     device_bytes_ =
         module_->loaded_bytes(checkpoint.listing(), *mapping_, dtype_);
     for (const auto& [param, t] : module_->parameters())
@@ -110,9 +115,9 @@ std::optional<std::filesystem::path> gguf_checkpoint(
   if (ggufs.empty() || safetensors) return std::nullopt;
   if (ggufs.size() > 1) {
     std::sort(ggufs.begin(), ggufs.end());
-    throw InvalidArgument(fmt::format(
+    throw GgufError(fmt::format(
         "{} holds {} GGUF files ({}, ...): keep the one to run there (or "
-        "give its path)",
+        "give its path with --transformer, --vae or --text-encoder)",
         checkpoint.string(), ggufs.size(), ggufs.front().filename().string()));
   }
   return ggufs.front();

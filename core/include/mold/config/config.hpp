@@ -15,11 +15,16 @@
 ///     [models]
 ///     dirs = ["~/models"]  # where model directories are; relative: from
 ///                          # the file's dir (catalog/model_search.hpp)
+///     [models."z-image-turbo"]  # a model's components from files
+///     transformer = "~/ComfyUI/models/diffusion_models/z_image_turbo.gguf"
+///     vae = "ae.safetensors"  # and text_encoder, mmproj
 ///
 /// Unknown tables or keys are errors (a typo must not be silently ignored).
 
 #include <filesystem>
+#include <map>
 #include <optional>
+#include <string>
 #include <vector>
 
 #include "mold/base/bytes.hpp"
@@ -45,6 +50,11 @@ class Config {
   /// `[models] dirs`: where to look for model directories, after
   /// `--model-dir` and `MOLD_MODELS_DIR` (model_search_dirs()).
   std::vector<std::filesystem::path> model_dirs;
+  /// `[models."z-image-turbo"] transformer = "...", vae, text_encoder,
+  /// mmproj`: a model's components from single files (relative: from the
+  /// file's dir), as mold run's --transformer and the like; the flags win.
+  std::map<std::string, std::map<std::string, std::filesystem::path>>
+      model_files;
 
   /// Parses one file. Throws ConfigError naming the file, line and key.
   static Config load_file(const std::filesystem::path& path);

@@ -118,6 +118,14 @@ class Module {
   LoadReport load(const Checkpoint& checkpoint, const LayoutMapping& mapping,
                   const c10::Device& device, at::ScalarType dtype,
                   const LoadOptions& options = {});
+  /// The checks load() makes before it allocates anything, on the listing
+  /// alone (`origin` names the files in messages): every parameter made by
+  /// the mapping in its shape, every block type readable, and the report of
+  /// the tensors the model has no parameter for (an error with
+  /// options.strict). What --plan finds wrong with a file before a run.
+  LoadReport check_load(const TensorListing& listing,
+                        const LayoutMapping& mapping, const std::string& origin,
+                        const LoadOptions& options = {}) const;
   /// Whether `recipe` makes a parameter held as ggml blocks: a matrix whose
   /// sources are all blocks of one type, copied, split by rows or
   /// concatenated.

@@ -98,8 +98,8 @@ class ModuleComponent final : public CachedComponent {
 
 /// The GGUF file a checkpoint path names: the path itself when it ends in
 /// .gguf, or the one .gguf file of a directory with no .safetensors; none
-/// otherwise. Throws InvalidArgument naming the files when a directory
-/// holds several.
+/// otherwise. Throws GgufError naming the files when a directory holds
+/// several.
 std::optional<std::filesystem::path> gguf_checkpoint(
     const std::filesystem::path& checkpoint);
 
