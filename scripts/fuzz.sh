@@ -9,7 +9,7 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 source scripts/stage.sh
 seconds=${1:-30}
-targets=(safetensors_header config oom_text)
+targets=(safetensors_header config oom_text weight_layout)
 ./scripts/build.sh asan "${targets[@]/#/fuzz_}"
 work=build-asan/fuzz
 mkdir -p "$work/findings"

@@ -208,64 +208,75 @@ LayoutMapping refuse_mmproj_alone(const TensorListing& listing,
       listing.describe()));
 }
 
-LayoutMapping map_identity(const TensorListing& listing,
-                           const std::string& prefix) {
-  return mold::identity_mapping(listing, prefix);
-}
-
 }  // namespace
 
 std::vector<WeightLayout> qwen_image_layouts() {
-  std::vector<WeightLayout> layouts;
-  auto add = [&](const char* component, const char* name,
-                 const char* description, std::vector<std::string> markers,
-                 std::vector<std::string> prefixes,
-                 std::vector<std::string> gguf_architectures, bool safetensors,
-                 auto map) -> WeightLayout& {
-    WeightLayout layout;
-    layout.component = component;
-    layout.name = name;
-    layout.description = description;
-    layout.markers = std::move(markers);
-    layout.prefixes = std::move(prefixes);
-    layout.gguf_architectures = std::move(gguf_architectures);
-    layout.safetensors = safetensors;
-    layout.map = map;
-    layouts.push_back(std::move(layout));
-    return layouts.back();
-  };
-  add(components::kTransformer, "diffusers",
-      "diffusers' QwenImageTransformer2DModel names (a model directory's "
-      "transformer/, ComfyUI's single file, the qwen_image GGUFs)",
-      {"transformer_blocks.0.attn.to_q.weight"},
-      {kComfyPrefix, "diffusion_model."}, {}, true, map_transformer);
-  add(components::kVae, "diffusers",
-      "diffusers' AutoencoderKLQwenImage names (a model directory's vae/)",
-      {"decoder.mid_block.resnets.0.norm1.gamma"}, {"vae."}, {}, true,
-      map_identity);
-  add(components::kVae, "wan",
-      "Wan 2.1's VAE names (ComfyUI's qwen_image_vae.safetensors: "
-      "downsamples.N, upsamples.N flat, residual.0/2/3/6, head, middle)",
-      {"decoder.middle.0.residual.0.gamma"}, {"first_stage_model.", "vae."}, {},
-      true, map_wan_vae);
-  add(components::kTextEncoder, "transformers",
-      "transformers' Qwen2.5-VL names (a model directory's text_encoder/, or "
-      "one .safetensors file)",
+  // Each: component, name, description, markers, absent, prefixes,
+  // gguf_architectures, safetensors, map.
+  return {
+      {components::kTransformer,
+       "diffusers",
+       "diffusers' QwenImageTransformer2DModel names (a model directory's "
+       "transformer/, ComfyUI's single file, the qwen_image GGUFs)",
+       {"transformer_blocks.0.attn.to_q.weight"},
+       {},
+       {kComfyPrefix, "diffusion_model."},
+       {},
+       true,
+       map_transformer},
+      {components::kVae,
+       "diffusers",
+       "diffusers' AutoencoderKLQwenImage names (a model directory's vae/)",
+       {"decoder.mid_block.resnets.0.norm1.gamma"},
+       {},
+       {"vae."},
+       {},
+       true,
+       mold::map_own_names},
+      {components::kVae,
+       "wan",
+       "Wan 2.1's VAE names (ComfyUI's qwen_image_vae.safetensors: "
+       "downsamples.N, upsamples.N flat, residual.0/2/3/6, head, middle)",
+       {"decoder.middle.0.residual.0.gamma"},
+       {},
+       {"first_stage_model.", "vae."},
+       {},
+       true,
+       map_wan_vae},
       // Qwen2.5's q/k/v biases tell it from Qwen3's names.
-      {"model.layers.0.self_attn.q_proj.weight",
-       "model.layers.0.self_attn.q_proj.bias"},
-      {}, {}, true, map_identity);
-  add(components::kTextEncoder, "llama.cpp",
-      "llama.cpp GGUFs of Qwen2.5-VL: the language model (qwen2vl: token_embd, "
-      "blk.N.attn_q, ...) and its mmproj (clip: v.blk.N, v.patch_embd, mm.N)",
-      {"blk.0.attn_q.weight"}, {}, {"qwen2vl", "clip"}, false,
-      map_llama_cpp_qwen25vl);
-  add(components::kTextEncoder, "mmproj",
-      "a llama.cpp mmproj GGUF alone (the vision tower without its language "
-      "model)",
-      {"v.blk.0.ln1.weight"}, {}, {"clip"}, false, refuse_mmproj_alone)
-      .absent = {"blk.0.attn_q.weight"};
-  return layouts;
+      {components::kTextEncoder,
+       "transformers",
+       "transformers' Qwen2.5-VL names (a model directory's text_encoder/, or "
+       "one .safetensors file)",
+       {"model.layers.0.self_attn.q_proj.weight",
+        "model.layers.0.self_attn.q_proj.bias"},
+       {},
+       {},
+       {},
+       true,
+       mold::map_own_names},
+      {components::kTextEncoder,
+       "llama.cpp",
+       "llama.cpp GGUFs of Qwen2.5-VL: the language model (qwen2vl: "
+       "token_embd, blk.N.attn_q, ...) and its mmproj (clip: v.blk.N, "
+       "v.patch_embd, mm.N)",
+       {"blk.0.attn_q.weight"},
+       {},
+       {},
+       {"qwen2vl", "clip"},
+       false,
+       map_llama_cpp_qwen25vl},
+      {components::kTextEncoder,
+       "mmproj",
+       "a llama.cpp mmproj GGUF alone (the vision tower without its language "
+       "model)",
+       {"v.blk.0.ln1.weight"},
+       {"blk.0.attn_q.weight"},
+       {},
+       {"clip"},
+       false,
+       refuse_mmproj_alone},
+  };
 }
 
 }  // namespace qwen_image

@@ -177,62 +177,74 @@ LayoutMapping map_llama_cpp_qwen3(const TensorListing& listing,
   return b.finish(true);
 }
 
-LayoutMapping map_identity(const TensorListing& listing,
-                           const std::string& prefix) {
-  return mold::identity_mapping(listing, prefix);
-}
-
 }  // namespace
 
 std::vector<WeightLayout> zimage_layouts() {
-  std::vector<WeightLayout> layouts;
-  auto add = [&](const char* component, const char* name,
-                 const char* description, std::vector<std::string> markers,
-                 std::vector<std::string> prefixes,
-                 std::vector<std::string> gguf_architectures, bool safetensors,
-                 auto map) {
-    WeightLayout layout;
-    layout.component = component;
-    layout.name = name;
-    layout.description = description;
-    layout.markers = std::move(markers);
-    layout.prefixes = std::move(prefixes);
-    layout.gguf_architectures = std::move(gguf_architectures);
-    layout.safetensors = safetensors;
-    layout.map = map;
-    layouts.push_back(std::move(layout));
-  };
-  add(components::kTransformer, "diffusers",
-      "diffusers' ZImageTransformer2DModel names (a model directory's "
-      "transformer/, or a GGUF of them)",
-      {"layers.0.attention.to_q.weight"}, {kComfyPrefix, "diffusion_model."},
-      {}, true, map_identity);
-  add(components::kTransformer, "comfyui",
-      "ComfyUI's single file and the lumina2 GGUFs (Lumina2/NextDiT names: "
-      "x_embedder, final_layer, a fused attention.qkv split into q, k, v)",
+  // Each: component, name, description, markers, absent, prefixes,
+  // gguf_architectures, safetensors, map.
+  return {
+      {components::kTransformer,
+       "diffusers",
+       "diffusers' ZImageTransformer2DModel names (a model directory's "
+       "transformer/, or a GGUF of them)",
+       {"layers.0.attention.to_q.weight"},
+       {},
+       {kComfyPrefix, "diffusion_model."},
+       {},
+       true,
+       mold::map_own_names},
       // x_pad_token tells Z-Image from Lumina-Image-2.0, which shares the
       // names; stable-diffusion.cpp writes GGUFs with no architecture.
-      {"layers.0.attention.qkv.weight", "x_pad_token"},
-      {kComfyPrefix, "diffusion_model."}, {"lumina2", ""}, true, map_lumina2);
-  add(components::kVae, "diffusers",
-      "diffusers' AutoencoderKL names (a model directory's vae/)",
-      {"decoder.up_blocks.0.resnets.0.conv1.weight"}, {"vae."}, {}, true,
-      map_identity);
-  add(components::kVae, "ldm",
-      "the original FLUX autoencoder names (ae.safetensors: down.i.block.j, "
-      "up.i numbered from the highest resolution, mid.attn_1 as 1x1 convs)",
-      {"decoder.up.0.block.0.conv1.weight"}, {"first_stage_model.", "vae."}, {},
-      true, map_ldm_vae);
-  add(components::kTextEncoder, "transformers",
-      "transformers' Qwen3 names (a model directory's text_encoder/, or one "
-      ".safetensors file)",
+      {components::kTransformer,
+       "comfyui",
+       "ComfyUI's single file and the lumina2 GGUFs (Lumina2/NextDiT names: "
+       "x_embedder, final_layer, a fused attention.qkv split into q, k, v)",
+       {"layers.0.attention.qkv.weight", "x_pad_token"},
+       {},
+       {kComfyPrefix, "diffusion_model."},
+       {"lumina2", ""},
+       true,
+       map_lumina2},
+      {components::kVae,
+       "diffusers",
+       "diffusers' AutoencoderKL names (a model directory's vae/)",
+       {"decoder.up_blocks.0.resnets.0.conv1.weight"},
+       {},
+       {"vae."},
+       {},
+       true,
+       mold::map_own_names},
+      {components::kVae,
+       "ldm",
+       "the original FLUX autoencoder names (ae.safetensors: down.i.block.j, "
+       "up.i numbered from the highest resolution, mid.attn_1 as 1x1 convs)",
+       {"decoder.up.0.block.0.conv1.weight"},
+       {},
+       {"first_stage_model.", "vae."},
+       {},
+       true,
+       map_ldm_vae},
       // Qwen3's q/k norms tell it from Qwen2.5's names.
-      {"layers.0.self_attn.q_proj.weight", "layers.0.self_attn.q_norm.weight"},
-      {"model."}, {}, true, map_identity);
-  add(components::kTextEncoder, "llama.cpp",
-      "a llama.cpp GGUF of Qwen3 (token_embd, blk.N.attn_q, ffn_gate, ...)",
-      {"blk.0.attn_q.weight"}, {}, {"qwen3"}, false, map_llama_cpp_qwen3);
-  return layouts;
+      {components::kTextEncoder,
+       "transformers",
+       "transformers' Qwen3 names (a model directory's text_encoder/, or one "
+       ".safetensors file)",
+       {"layers.0.self_attn.q_proj.weight", "layers.0.self_attn.q_norm.weight"},
+       {},
+       {"model."},
+       {},
+       true,
+       mold::map_own_names},
+      {components::kTextEncoder,
+       "llama.cpp",
+       "a llama.cpp GGUF of Qwen3 (token_embd, blk.N.attn_q, ffn_gate, ...)",
+       {"blk.0.attn_q.weight"},
+       {},
+       {},
+       {"qwen3"},
+       false,
+       map_llama_cpp_qwen3},
+  };
 }
 
 }  // namespace zimage

@@ -27,8 +27,9 @@ std::string bad_dir(const std::string& name) {
 
 /// molddiag's commands, in the order of its command table.
 const std::vector<std::string> kCommands = {
-    "plugins",       "estimate", "classify", "vae",    "tiling", "calibrate",
-    "run-component", "tokenize", "leak",     "parity", "report", "doctor"};
+    "plugins",   "estimate",      "classify", "vae",     "tiling",
+    "calibrate", "run-component", "tokenize", "inspect", "leak",
+    "parity",    "report",        "doctor"};
 
 /// The usage hint that follows a usage error of `command`.
 std::string help_hint(const std::string& command) {
@@ -271,6 +272,7 @@ TEST_CASE("molddiag <command> --help lists the command's own options",
        {"--family", "--component", "--arch", "--weights", "--input", "--output",
         "--dtype", "--seed", "--json", "--verbose"}},
       {"tokenize", {"--family", "--tokenizer", "--chat", "--json", "--text"}},
+      {"inspect", {"--file", "--json"}},
       {"leak",
        {"--model",  "--tiny",   "--model-dir", "--dtype",      "--backend",
         "--prompt", "--images", "--width",     "--height",     "--steps",

@@ -285,6 +285,11 @@ std::optional<IndexedName> indexed_name(const std::string& name,
   return IndexedName{index, name.substr(end + 1)};
 }
 
+LayoutMapping map_own_names(const TensorListing& listing,
+                            const std::string& prefix) {
+  return identity_mapping(listing, prefix);
+}
+
 LayoutMapping identity_mapping(const TensorListing& listing,
                                const std::string& prefix, std::string layout,
                                std::string description) {

@@ -166,8 +166,8 @@ Config Config::load_file(const fs::path& path) {
       if (!files)
         throw ConfigError(
             path, toml_reader::line_of(node), "models." + name,
-            "is no key of [models]: give dirs, or a model's table "
-            "[models.\"MODEL\"] with transformer, vae, text_encoder, mmproj");
+            "unknown key; known here: dirs (or a model's table "
+            "[models.\"MODEL\"] with transformer, vae, text_encoder, mmproj)");
       toml_reader::require_known_keys(
           path, *files, "models." + name,
           {"transformer", "vae", "text_encoder", "mmproj"});

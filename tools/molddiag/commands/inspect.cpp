@@ -194,7 +194,9 @@ int inspect_command(const std::vector<std::string>& args) {
     std::cout << fmt::format("{} {}: {} layout ({}): {} parameters", f.family,
                              f.component, f.layout, f.description,
                              f.parameters);
-    if (f.dropped) std::cout << fmt::format(", {} tensors dropped", f.dropped);
+    if (f.dropped)
+      std::cout << fmt::format(", {} tensor{} dropped", f.dropped,
+                               f.dropped == 1 ? "" : "s");
     for (const auto& [key, value] : f.implies)
       std::cout << fmt::format(", implies {} = {}", key, value);
     std::cout << "\n";

@@ -163,6 +163,10 @@ struct IndexedName {
 std::optional<IndexedName> indexed_name(const std::string& name,
                                         const std::string& head);
 
+/// identity_mapping(listing, prefix) as a layout's map (WeightLayout::map).
+LayoutMapping map_own_names(const TensorListing& listing,
+                            const std::string& prefix);
+
 /// The identity mapping: every stored name under `prefix`, the prefix
 /// removed (diffusers' and transformers' own layout), not strict.
 LayoutMapping identity_mapping(const TensorListing& listing,
