@@ -1,9 +1,10 @@
 // Checkpoints in the layouts people download, written by the inverse of each
 // mapping (support/foreign_layouts.hpp) from seeded tiny models: they load to
-// the same parameters bit for bit, quantized ones to the same blocks as a
-// diffusers-named GGUF, and `mold run --transformer/--vae/--text-encoder`
-// makes the same image as the seeded run, naming each file and its layout in
-// --plan. Mutated files are refused by name.
+// the same parameters bit for bit (tests/torch/foreign_layout_load_test.cpp),
+// and `mold run --transformer/--vae/--text-encoder` makes the same image as
+// the seeded run, naming each file and its layout in --plan; a ComfyUI folder
+// is searched by content; molddiag inspect names what a file fits. Mutated
+// files are refused by name.
 
 #include <sys/stat.h>
 
@@ -13,9 +14,11 @@
 #include <mold/catalog/comfy_model_folder.hpp>
 #include <mold/catalog/components.hpp>
 #include <mold/catalog/model_family.hpp>
+#include <mold/device/cpu_backend.hpp>
 #include <mold/model/denoiser.hpp>
 #include <mold/model/text_encoder.hpp>
 #include <mold/model/vae.hpp>
+#include <mold/runtime/module_component.hpp>
 #include <mold/runtime/png.hpp>
 #include <mold/tensor/checkpoint.hpp>
 #include <mold/tensor/safetensors.hpp>
@@ -40,171 +43,7 @@ const mold::ModelFamily& family(const std::string& name) {
   return *f;
 }
 
-/// Loads `files` into `module` as mold run does: the layout detected among
-/// the family's, then streamed by its mapping.
-std::string load_detected(mold::Module& module, const std::string& family_name,
-                          const std::string& component,
-                          const std::vector<fs::path>& files) {
-  const mold::Checkpoint checkpoint = mold::Checkpoint::open(files);
-  const auto mapping =
-      mold::detect_layout(family(family_name).layouts, component,
-                          checkpoint.listing(), module.describe());
-  REQUIRE(mapping);
-  const mold::LoadReport report =
-      module.load(checkpoint, *mapping, c10::Device(c10::kCPU), at::kFloat);
-  CHECK(report.unexpected_count == 0);
-  return mapping->layout;
-}
-
-void check_identical(const mold::Module& expected, const mold::Module& loaded) {
-  REQUIRE(expected.parameters().size() == loaded.parameters().size());
-  for (const auto& [name, t] : expected.parameters()) {
-    INFO(name);
-    if (expected.is_quantized(name)) {
-      REQUIRE(loaded.is_quantized(name));
-      CHECK(at::equal(expected.quantized().at(name).blocks,
-                      loaded.quantized().at(name).blocks));
-      continue;
-    }
-    REQUIRE_FALSE(loaded.is_quantized(name));
-    CHECK(at::equal(t, loaded.parameters().at(name)));
-  }
-}
-
 }  // namespace
-
-TEST_CASE(
-    "Z-Image's components load bit for bit from ComfyUI, LDM and "
-    "llama.cpp files",
-    "[layout][zimage]") {
-  const mold::ModelFamily& z = family("zimage");
-  const mold::ArchSpec tiny = mold::ArchSpec::parse("tiny");
-  TempDir dir;
-  const fs::path root = dir.path();
-
-  auto transformer = z.make_transformer(tiny);
-  transformer->init_from_seed(2);
-  for (const std::string prefix : {"", "model.diffusion_model."}) {
-    const fs::path file = root / ("comfy" + prefix + "safetensors");
-    mold::save_safetensors(
-        file, mold::test::zimage_comfy_transformer(*transformer, prefix));
-    auto loaded = z.make_transformer(tiny);
-    CHECK(load_detected(*loaded, "zimage", components::kTransformer, {file}) ==
-          "comfyui");
-    check_identical(*transformer, *loaded);
-  }
-  // As a lumina2 GGUF with Q8_0 blocks: the split qkv gives the blocks a
-  // diffusers-named GGUF of the same weights holds.
-  {
-    const fs::path comfy = root / "z_image_turbo-Q8_0.gguf";
-    mold::test::write_gguf(comfy, "lumina2",
-                           mold::test::zimage_comfy_transformer(*transformer),
-                           /*q8=*/true);
-    NamedTensors own;
-    for (const auto& [name, t] : transformer->parameters())
-      own.emplace_back(name, t);
-    const fs::path diffusers = root / "diffusers-Q8_0.gguf";
-    mold::test::write_gguf(diffusers, "lumina2", own, /*q8=*/true);
-    auto from_comfy = z.make_transformer(tiny);
-    CHECK(load_detected(*from_comfy, "zimage", components::kTransformer,
-                        {comfy}) == "comfyui");
-    auto from_diffusers = z.make_transformer(tiny);
-    from_diffusers->load_gguf(mold::GgufFile::open(diffusers),
-                              c10::Device(c10::kCPU), at::kFloat);
-    CHECK_FALSE(from_comfy->quantized().empty());
-    check_identical(*from_diffusers, *from_comfy);
-  }
-
-  auto vae = z.make_vae("tiny", 3);
-  const fs::path ae = root / "ae.safetensors";
-  mold::save_safetensors(ae, mold::test::flux_ldm_vae(*vae));
-  auto vae_loaded = z.make_vae("tiny", 99);
-  CHECK(load_detected(*vae_loaded, "zimage", components::kVae, {ae}) == "ldm");
-  check_identical(*vae, *vae_loaded);
-
-  auto encoder = z.make_text_encoder(tiny);
-  encoder->init_from_seed(1);
-  const fs::path gguf = root / "qwen3.gguf";
-  mold::test::write_gguf(gguf, "qwen3",
-                         mold::test::llama_cpp_decoder(*encoder, ""));
-  auto encoder_loaded = z.make_text_encoder(tiny);
-  CHECK(load_detected(*encoder_loaded, "zimage", components::kTextEncoder,
-                      {gguf}) == "llama.cpp");
-  check_identical(*encoder, *encoder_loaded);
-}
-
-TEST_CASE(
-    "Qwen-Image's components load bit for bit from Wan, prefixed and "
-    "llama.cpp files with the mmproj",
-    "[layout][qwen_image]") {
-  const mold::ModelFamily& q = family("qwen_image");
-  const mold::ArchSpec tiny = mold::ArchSpec::parse("tiny");
-  TempDir dir;
-  const fs::path root = dir.path();
-
-  auto vae = q.make_vae("tiny", 3);
-  const fs::path wan = root / "qwen_image_vae.safetensors";
-  mold::save_safetensors(wan, mold::test::wan_vae(*vae));
-  auto vae_loaded = q.make_vae("tiny", 99);
-  CHECK(load_detected(*vae_loaded, "qwen_image", components::kVae, {wan}) ==
-        "wan");
-  check_identical(*vae, *vae_loaded);
-
-  auto transformer = q.make_transformer(tiny);
-  transformer->init_from_seed(2);
-  NamedTensors prefixed;
-  for (const auto& [name, t] : transformer->parameters())
-    prefixed.emplace_back("model.diffusion_model." + name, t);
-  prefixed.emplace_back("model.diffusion_model.__index_timestep_zero__",
-                        at::empty({0}));
-  const fs::path single = root / "qwen_image_edit_2511_bf16.safetensors";
-  mold::save_safetensors(single, prefixed);
-  auto transformer_loaded = q.make_transformer(tiny);
-  CHECK(load_detected(*transformer_loaded, "qwen_image",
-                      components::kTransformer, {single}) == "diffusers");
-  check_identical(*transformer, *transformer_loaded);
-
-  auto encoder = q.make_text_encoder(tiny);
-  encoder->init_from_seed(1);
-  const fs::path text = root / "Qwen2.5-VL-7B-Instruct-Q8_0.gguf";
-  const fs::path mmproj = root / "mmproj-F32.gguf";
-  mold::test::write_gguf(text, "qwen2vl",
-                         mold::test::llama_cpp_decoder(*encoder, "model."),
-                         /*q8=*/true);
-  mold::test::write_gguf(mmproj, "clip", mold::test::qwen25vl_mmproj(*encoder));
-  auto encoder_loaded = q.make_text_encoder(tiny);
-  CHECK(load_detected(*encoder_loaded, "qwen_image", components::kTextEncoder,
-                      {text, mmproj}) == "llama.cpp");
-  // The language model's matrices stay Q8_0 blocks; compare the vision
-  // tower and every value the file stores as floats.
-  for (const auto& [name, t] : encoder->parameters()) {
-    INFO(name);
-    if (encoder_loaded->is_quantized(name)) continue;
-    CHECK(at::equal(t, encoder_loaded->parameters().at(name)));
-  }
-  CHECK(at::equal(
-      encoder->parameters().at("visual.blocks.0.attn.qkv.weight"),
-      encoder_loaded->parameters().at("visual.blocks.0.attn.qkv.weight")));
-
-  SECTION("the text GGUF alone says to give the mmproj") {
-    auto alone = q.make_text_encoder(tiny);
-    const mold::Checkpoint checkpoint = mold::Checkpoint::open({text});
-    const auto mapping =
-        mold::detect_layout(q.layouts, components::kTextEncoder,
-                            checkpoint.listing(), alone->describe());
-    REQUIRE(mapping);
-    CHECK_THROWS_WITH(
-        alone->load(checkpoint, *mapping, c10::Device(c10::kCPU), at::kFloat),
-        Catch::Contains("--mmproj") && Catch::Contains("visual."));
-  }
-  SECTION("the mmproj alone is refused") {
-    const mold::Checkpoint checkpoint = mold::Checkpoint::open({mmproj});
-    CHECK_THROWS_WITH(
-        mold::detect_layout(q.layouts, components::kTextEncoder,
-                            checkpoint.listing(), "x"),
-        Catch::Contains("--text-encoder") && Catch::Contains("mmproj"));
-  }
-}
 
 TEST_CASE(
     "mold run --transformer --vae --text-encoder makes the seeded "
@@ -241,40 +80,44 @@ TEST_CASE(
     args.push_back(out);
     return run_mold(args);
   };
-  auto run = with({from_files.begin(), from_files.end()}, files_out.path());
-  // --plan names each file and its layout.
-  std::vector<std::string> plan_args = from_files;
-  plan_args.push_back("--plan");
-  auto planned = with(plan_args, files_out.path());
-  INFO(planned.err);
-  REQUIRE(planned.exit_code == 0);
-  CHECK_THAT(planned.out, Catch::Contains("ae.safetensors (ldm layout)") &&
-                              Catch::Contains("(comfyui layout)") &&
-                              Catch::Contains("qwen3.gguf (llama.cpp layout)"));
-  plan_args.push_back("--json");
-  auto json = with(plan_args, files_out.path());
-  REQUIRE(json.exit_code == 0);
-  const auto report = nlohmann::json::parse(json.out);
-  std::map<std::string, std::string> layouts;
-  for (const auto& c : report.at("components"))
-    layouts[c.at("component").get<std::string>()] =
-        c.at("layout").get<std::string>();
-  CHECK(layouts ==
-        std::map<std::string, std::string>{{"text_encoder", "llama.cpp"},
-                                           {"transformer", "comfyui"},
-                                           {"vae", "ldm"}});
-
-  INFO(run.err);
-  REQUIRE(run.exit_code == 0);
-  auto seeded = with({}, seeded_out.path());
-  REQUIRE(seeded.exit_code == 0);
-  const auto a =
-      mold::read_png(fs::path(seeded_out.path()) / "z-image-turbo-0.png");
-  const auto b =
-      mold::read_png(fs::path(files_out.path()) / "z-image-turbo-0.png");
-  CHECK(a.rgb == b.rgb);
-  CHECK(b.text.at("seeded_weights") == "false");
-
+  // Each SECTION runs the case from the top: the runs live in sections so
+  // that each runs once.
+  SECTION("--plan and --json name each file and its layout") {
+    std::vector<std::string> plan_args = from_files;
+    plan_args.push_back("--plan");
+    auto planned = with(plan_args, files_out.path());
+    INFO(planned.err);
+    REQUIRE(planned.exit_code == 0);
+    CHECK_THAT(planned.out,
+               Catch::Contains("ae.safetensors (ldm layout)") &&
+                   Catch::Contains("(comfyui layout)") &&
+                   Catch::Contains("qwen3.gguf (llama.cpp layout)"));
+    plan_args.push_back("--json");
+    auto json = with(plan_args, files_out.path());
+    REQUIRE(json.exit_code == 0);
+    const auto report = nlohmann::json::parse(json.out);
+    std::map<std::string, std::string> layouts;
+    for (const auto& c : report.at("components"))
+      layouts[c.at("component").get<std::string>()] =
+          c.at("layout").get<std::string>();
+    CHECK(layouts ==
+          std::map<std::string, std::string>{{"text_encoder", "llama.cpp"},
+                                             {"transformer", "comfyui"},
+                                             {"vae", "ldm"}});
+  }
+  SECTION("the files make the seeded run's image") {
+    auto run = with({from_files.begin(), from_files.end()}, files_out.path());
+    INFO(run.err);
+    REQUIRE(run.exit_code == 0);
+    auto seeded = with({}, seeded_out.path());
+    REQUIRE(seeded.exit_code == 0);
+    const auto a =
+        mold::read_png(fs::path(seeded_out.path()) / "z-image-turbo-0.png");
+    const auto b =
+        mold::read_png(fs::path(files_out.path()) / "z-image-turbo-0.png");
+    CHECK(a.rgb == b.rgb);
+    CHECK(b.text.at("seeded_weights") == "false");
+  }
   SECTION("a file that does not exist names its flag") {
     auto r =
         with({"--vae", (root / "nope.safetensors").string()}, files_out.path());

@@ -23,6 +23,13 @@ std::vector<std::filesystem::path> WeightSource::files() const {
   if (!checkpoint) return out;
   const auto gguf = gguf_checkpoint(*checkpoint);
   out.push_back(gguf ? *gguf : *checkpoint);
+  // A folder's text GGUF comes with the mmproj beside it.
+  std::error_code ec;
+  if (gguf && std::filesystem::is_directory(*checkpoint, ec))
+    for (const auto& entry :
+         std::filesystem::directory_iterator(*checkpoint, ec))
+      if (entry.path().extension() == ".gguf" && entry.path() != *gguf)
+        out.push_back(entry.path());
   out.insert(out.end(), more_files.begin(), more_files.end());
   return out;
 }
@@ -96,6 +103,23 @@ std::string ModuleComponent::describe_source() const {
 
 Bytes ModuleComponent::device_bytes() const { return device_bytes_; }
 
+namespace {
+
+/// Whether `path` is a GGUF whose general.architecture is "clip" (a
+/// llama.cpp mmproj); false for what cannot be read.
+bool is_mmproj(const std::filesystem::path& path) {
+  try {
+    const GgufFile file = GgufFile::open(path);
+    const GgufValue* arch = file.find("general.architecture");
+    const std::string* name = arch ? arch->as_string() : nullptr;
+    return name && *name == "clip";
+  } catch (const Error&) {
+    return false;
+  }
+}
+
+}  // namespace
+
 std::optional<std::filesystem::path> gguf_checkpoint(
     const std::filesystem::path& checkpoint) {
   namespace fs = std::filesystem;
@@ -113,6 +137,14 @@ std::optional<std::filesystem::path> gguf_checkpoint(
     if (path.extension() == ".safetensors") safetensors = true;
   }
   if (ggufs.empty() || safetensors) return std::nullopt;
+  std::sort(ggufs.begin(), ggufs.end());
+  if (ggufs.size() == 2) {
+    // A llama.cpp text model and its mmproj (the vision tower, "clip"): one
+    // checkpoint, the text model first (WeightSource::files() adds the other).
+    const bool first_clip = is_mmproj(ggufs[0]),
+               second_clip = is_mmproj(ggufs[1]);
+    if (first_clip != second_clip) return first_clip ? ggufs[1] : ggufs[0];
+  }
   if (ggufs.size() > 1) {
     std::sort(ggufs.begin(), ggufs.end());
     throw GgufError(fmt::format(

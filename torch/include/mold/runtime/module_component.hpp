@@ -97,7 +97,8 @@ class ModuleComponent final : public CachedComponent {
 };
 
 /// The GGUF file a checkpoint path names: the path itself when it ends in
-/// .gguf, or the one .gguf file of a directory with no .safetensors; none
+/// .gguf, or the one .gguf file of a directory with no .safetensors (or of
+/// two, the one that is not a llama.cpp mmproj, "clip"); none
 /// otherwise. Throws GgufError naming the files when a directory holds
 /// several.
 std::optional<std::filesystem::path> gguf_checkpoint(
