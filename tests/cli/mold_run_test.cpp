@@ -172,7 +172,7 @@ TEST_CASE(
   // brought it back.
   const auto& last = report["phases"].back()["residency"];
   for (const auto& entry : last)
-    if (entry["name"] == "text_encoder") CHECK(entry["loads"] == 1);
+    if (entry.at("component") == "text_encoder") CHECK(entry.at("loads") == 1);
   // The third image is the one a run of its seed alone makes.
   r = run_mold(tiny_args(single, {"--seed", "5"}));
   REQUIRE(r.exit_code == 0);
