@@ -122,8 +122,12 @@ SafetensorsHeader parse_safetensors_header(const char* bytes, std::size_t size,
     if (element == 0)
       throw bad(fmt::format(
           "unsupported dtype '{}' (F32, F16, BF16, F64, I64, I32, I16, I8, "
-          "U8, BOOL)",
-          e.dtype));
+          "U8, BOOL){}",
+          e.dtype,
+          e.dtype.rfind("F8", 0) == 0
+              ? "; mold does not read fp8 checkpoints yet: use the model's "
+                "bf16 file or a GGUF"
+              : ""));
     Bytes count = 1;
     for (auto d : e.shape) {
       if (d < 0)
