@@ -9,6 +9,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <mold/catalog/weight_layout.hpp>
+#include <mold/tensor/float8.hpp>
 #include <mold/tensor/tensor_listing.hpp>
 #include <optional>
 #include <string>
@@ -90,6 +91,18 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data,
   std::optional<std::string> gguf;
   if (mode & 1) gguf = kArchitectures[(mode >> 1) % 6];
   listing.add_file("input", gguf, std::move(tensors));
+  // fp8 scales: either refused by name or each one attached to an fp8
+  // weight whose rows it covers.
+  try {
+    listing.check_scales();
+    for (const auto& t : listing.tensors())
+      if (const mold::StoredTensor* scale = listing.scale_of(t))
+        if (!mold::float8_format(t.type) ||
+            (scale->elements() != 1 && scale->elements() != t.rows()))
+          __builtin_trap();
+  } catch (const mold::SafetensorsError&) {
+    return 0;
+  }
   for (const char* component : {"transformer", "vae", "text_encoder"}) {
     try {
       if (const auto mapping =

@@ -103,7 +103,7 @@ at::Tensor Qwen25VLTextEncoder::rms_norm(const at::Tensor& x,
 at::Tensor Qwen25VLTextEncoder::linear(const at::Tensor& x,
                                        const std::string& prefix) const {
   const std::string bias = prefix + ".bias";
-  return at::linear(x, p(prefix + ".weight"),
+  return at::linear(x, weight(prefix + ".weight"),
                     has(bias) ? c10::optional<at::Tensor>(p(bias))
                               : c10::optional<at::Tensor>());
 }
@@ -114,8 +114,7 @@ std::pair<at::Tensor, at::Tensor> Qwen25VLTextEncoder::rotary(
   // axis' positions, doubled to D (rotate_half convention); then
   // apply_multimodal_rotary_pos_emb's mixing: the D dims split as
   // mrope_section twice over, section i taken from axis i % 3.
-  const at::Tensor& embed = p("model.embed_tokens.weight");
-  const c10::Device device = embed.device();
+  const c10::Device device = this->device();
   const int64_t d = config_.head_dim();
   const auto f32 = at::TensorOptions().dtype(at::kFloat).device(device);
   const at::Tensor exponents =
@@ -131,8 +130,8 @@ std::pair<at::Tensor, at::Tensor> Qwen25VLTextEncoder::rotary(
                   config_.mrope_section.end());
   std::vector<at::Tensor> cos_parts, sin_parts;
   int64_t offset = 0;
-  const at::Tensor cos = angles.cos().to(embed.scalar_type());
-  const at::Tensor sin = angles.sin().to(embed.scalar_type());
+  const at::Tensor cos = angles.cos().to(dtype());
+  const at::Tensor sin = angles.sin().to(dtype());
   for (std::size_t i = 0; i < sections.size(); ++i) {
     cos_parts.push_back(
         cos.select(0, int64_t(i % 3)).narrow(-1, offset, sections[i]));
@@ -156,7 +155,7 @@ at::Tensor Qwen25VLTextEncoder::decoder_layer(const at::Tensor& x,
   c.rms_norm_eps = config_.rms_norm_eps;
   c.query_norm = false;
   return mold::decoder_layer(
-      x, c, parameters_under(fmt::format("model.layers.{}.", layer)), cos, sin,
+      x, c, weights_under(fmt::format("model.layers.{}.", layer)), cos, sin,
       blocked);
 }
 
@@ -184,13 +183,12 @@ at::Tensor Qwen25VLTextEncoder::encode(const at::Tensor& input_ids,
   check_ids(input_ids);
   check_attention_mask(input_ids, attention_mask);
   at::NoGradGuard no_grad;
-  const at::Tensor& embed = p("model.embed_tokens.weight");
   // get_rope_index without images: the count of real tokens before each
   // (padding at 1, never attended to), the same on the three axes.
   const at::Tensor mask = attention_mask.to(at::kCPU).ne(0).to(at::kLong);
   at::Tensor positions = mask.cumsum(-1) - 1;
   positions.masked_fill_(mask.eq(0), 1);
-  return decode(at::embedding(embed, input_ids.to(embed.device())),
+  return decode(rows_of("model.embed_tokens.weight", input_ids.to(device())),
                 positions.unsqueeze(0).expand({3, -1, -1}), attention_mask);
 }
 

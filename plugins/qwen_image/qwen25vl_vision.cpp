@@ -237,8 +237,7 @@ at::Tensor Qwen25VLTextEncoder::encode_with_images(
           c.vision.spatial_merge_size, runs[i].second));
   }
   at::NoGradGuard no_grad;
-  const at::Tensor& embed = p("model.embed_tokens.weight");
-  at::Tensor x = at::embedding(embed, ids.to(embed.device()));
+  at::Tensor x = rows_of("model.embed_tokens.weight", ids.to(device()));
   int64_t expected = 0;
   for (const VisionImage& image : images) expected += image_tokens(image);
   if (given_features.defined() &&

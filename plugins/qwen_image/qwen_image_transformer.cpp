@@ -321,10 +321,7 @@ void QwenImageTransformer::check_input(const DenoiserInput& in) const {
 at::Tensor QwenImageTransformer::forward(const DenoiserInput& input) const {
   check_input(input);
   at::NoGradGuard no_grad;
-  struct ScratchRelease {
-    at::Tensor& scratch;
-    ~ScratchRelease() { scratch.reset(); }
-  } release{scratch_};
+  const ScratchRelease release{scratch_};
   const auto device = this->device();
   const auto dtype = this->dtype();
   const int64_t batch = input.latents.size(0);

@@ -18,7 +18,7 @@ void require_list(const mold::JsonConfig& json, const char* key,
                   const std::string& expected_json, const char* why) {
   if (json.has_value(key) && json.dump(key) != expected_json)
     json.fail(key, fmt::format("is {}; mold's Qwen-Image VAE has {} ({})",
-                               json.dump(key), expected_json, why));
+                               json.shown(key), expected_json, why));
 }
 
 std::vector<float> statistics(const mold::JsonConfig& json, const char* key,
@@ -65,12 +65,12 @@ QwenImageVaeConfig read_qwen_image_vae_config(
     json.fail("num_res_blocks",
               fmt::format("is {}; mold's Qwen-Image VAE has 2 residual "
                           "blocks per stage",
-                          json.dump("num_res_blocks")));
+                          json.shown("num_res_blocks")));
   for (const char* key : {"input_channels", "in_channels"})
     if (json.has_value(key) && json.integer(key) != 3)
       json.fail(key, fmt::format("is {}; mold's Qwen-Image VAE takes RGB "
                                  "images (3)",
-                                 json.dump(key)));
+                                 json.shown(key)));
   config.latents_mean =
       statistics(json, "latents_mean", config.latents_mean, false);
   config.latents_std =

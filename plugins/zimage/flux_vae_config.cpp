@@ -20,14 +20,14 @@ void require_integer(const mold::JsonConfig& json, const char* key,
                      int64_t value, const char* why) {
   if (json.has_value(key) && json.integer(key) != value)
     json.fail(key, fmt::format("is {}; mold's FLUX VAE has {} ({})",
-                               json.dump(key), value, why));
+                               json.shown(key), value, why));
 }
 
 void require_boolean(const mold::JsonConfig& json, const char* key, bool value,
                      const char* why) {
   if (json.has_value(key) && json.boolean(key) != value)
     json.fail(key, fmt::format("is {}; mold's FLUX VAE has {} ({})",
-                               json.dump(key), value ? "true" : "false", why));
+                               json.shown(key), value ? "true" : "false", why));
 }
 
 void require_all(const mold::JsonConfig& json, const char* key,
@@ -38,7 +38,7 @@ void require_all(const mold::JsonConfig& json, const char* key,
       std::any_of(found.begin(), found.end(),
                   [&](const std::string& s) { return s != value; }))
     json.fail(key, fmt::format("is {}; mold's FLUX VAE has {} x \"{}\"",
-                               json.dump(key), count, value));
+                               json.shown(key), count, value));
 }
 
 }  // namespace
@@ -56,7 +56,7 @@ FluxVaeConfig read_flux_vae_config(const std::filesystem::path& file) {
     json.fail("block_out_channels",
               fmt::format("is {}; mold's FLUX VAE has [128, 256, 512, 512] "
                           "(the published one) or [32, 32, 64, 64] (tiny)",
-                          json.dump("block_out_channels")));
+                          json.shown("block_out_channels")));
   require_integer(json, "latent_channels", kLatentChannels,
                   "Z-Image's transformer takes 16 latent channels");
   require_integer(json, "in_channels", 3, "RGB images");
@@ -72,7 +72,7 @@ FluxVaeConfig read_flux_vae_config(const std::filesystem::path& file) {
                   "an attention in each mid block");
   if (json.has_value("act_fn") && json.string("act_fn") != "silu")
     json.fail("act_fn", fmt::format("is {}; mold's FLUX VAE has \"silu\"",
-                                    json.dump("act_fn")));
+                                    json.shown("act_fn")));
   require_all(json, "down_block_types", "DownEncoderBlock2D", channels.size());
   require_all(json, "up_block_types", "UpDecoderBlock2D", channels.size());
   // The latents' scale and shift: what the pipeline divides and adds before

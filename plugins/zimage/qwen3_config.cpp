@@ -10,15 +10,6 @@ namespace zimage {
 using mold::ConfigError;
 using mold::JsonConfig;
 
-namespace {
-
-int64_t optional_integer(const JsonConfig& json, const char* key,
-                         int64_t fallback, int64_t min) {
-  return json.has_value(key) ? json.integer(key, min) : fallback;
-}
-
-}  // namespace
-
 Qwen3Config Qwen3Config::default_config() {
   return Qwen3Config{};  // the member defaults are Qwen3-4B's config.json
 }
@@ -57,18 +48,21 @@ Qwen3Config Qwen3Config::from_json(const JsonConfig& json) {
                               type));
 
   Qwen3Config c;
-  c.vocab_size = json.integer("vocab_size", 1);
-  c.hidden_size = json.integer("hidden_size", 1);
-  c.intermediate_size = json.integer("intermediate_size", 1);
-  c.num_hidden_layers = json.integer("num_hidden_layers", 1);
-  c.num_attention_heads = json.integer("num_attention_heads", 1);
-  c.num_key_value_heads =
-      optional_integer(json, "num_key_value_heads", c.num_attention_heads, 1);
-  c.head_dim = optional_integer(json, "head_dim", 128, 2);
+  // Bounds far above any published Qwen3 (4B: 151936, 2560, 9728, 36, 32,
+  // 8, 128) and far below what would overflow a size: a config past them is
+  // refused naming the key, not run into an out-of-memory.
+  c.vocab_size = json.integer("vocab_size", 1, 1 << 24);
+  c.hidden_size = json.integer("hidden_size", 1, 1 << 16);
+  c.intermediate_size = json.integer("intermediate_size", 1, 1 << 18);
+  c.num_hidden_layers = json.integer("num_hidden_layers", 1, 1024);
+  c.num_attention_heads = json.integer("num_attention_heads", 1, 1024);
+  c.num_key_value_heads = json.integer_or(
+      "num_key_value_heads", c.num_attention_heads, 1, c.num_attention_heads);
+  c.head_dim = json.integer_or("head_dim", 128, 2, 1024);
   c.rms_norm_eps = json.number_or("rms_norm_eps", 1e-6);
   c.attention_bias = json.boolean_or("attention_bias", false);
   c.max_position_embeddings =
-      optional_integer(json, "max_position_embeddings", 32768, 1);
+      json.integer_or("max_position_embeddings", 32768, 1, 1 << 24);
 
   // Rotary: the legacy keys (rope_theta, rope_scaling) or transformers 5's
   // rope_parameters; only the default (unscaled) rope is implemented.

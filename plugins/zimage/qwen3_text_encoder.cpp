@@ -84,9 +84,8 @@ at::Tensor Qwen3TextEncoder::decoder_layer(const at::Tensor& x, int64_t layer,
   c.head_dim = config_.head_dim;
   c.rms_norm_eps = config_.rms_norm_eps;
   c.query_norm = true;  // q_norm and k_norm
-  return mold::decoder_layer(x, c,
-                             parameters_under(fmt::format("layers.{}.", layer)),
-                             cos, sin, blocked);
+  return mold::decoder_layer(
+      x, c, weights_under(fmt::format("layers.{}.", layer)), cos, sin, blocked);
 }
 
 at::Tensor Qwen3TextEncoder::hidden_state(const at::Tensor& input_ids,
@@ -100,12 +99,11 @@ at::Tensor Qwen3TextEncoder::hidden_state(const at::Tensor& input_ids,
   const int64_t k = index < 0 ? index + n + 1 : index;
   check_inputs(input_ids, attention_mask);
   at::NoGradGuard no_grad;
-  const at::Tensor& embed = p("embed_tokens.weight");
-  const c10::Device device = embed.device();
-  const at::ScalarType dtype = embed.scalar_type();
+  const c10::Device device = this->device();
+  const at::ScalarType dtype = this->dtype();
   const int64_t b = input_ids.size(0), len = input_ids.size(1);
 
-  at::Tensor x = at::embedding(embed, input_ids.to(device));
+  at::Tensor x = rows_of("embed_tokens.weight", input_ids.to(device));
   if (k == 0) return x;
 
   // Rotary tables in float32 (positions 0..L-1 whatever the padding, as

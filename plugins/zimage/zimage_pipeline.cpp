@@ -84,10 +84,13 @@ class ZImagePipeline final : public mold::DiffusionPipeline {
       vae_config =
           read_flux_vae_config(*options.model_dir / kVae / "config.json");
     std::unique_ptr<mold::Vae> vae = factories.vae(vae_config);
-    // Z-Image's transformer reads its matrices whole: its q4 and q8 variants
-    // run from a model directory's checkpoint, never quantized from a seed.
+    // The q4 and q8 variants quantize the transformer only (the published
+    // GGUF files do): seeded weights as ggml's Q4_0 / Q8_0 blocks; a model
+    // directory's transformer/ holds its GGUF file.
+    mold::WeightSource transformer_source = weight_source(kTransformer, 2);
+    transformer_source.quantize = seeded_quantization();
     declare_components(std::move(text_encoder), weight_source(kTextEncoder, 1),
-                       std::move(transformer), weight_source(kTransformer, 2),
+                       std::move(transformer), std::move(transformer_source),
                        std::move(vae), weight_source(kVae, 3));
   }
 

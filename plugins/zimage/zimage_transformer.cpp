@@ -103,7 +103,9 @@ std::string ZImageTransformer::describe() const {
 at::Tensor ZImageTransformer::linear(const at::Tensor& x,
                                      const std::string& prefix,
                                      bool bias) const {
-  return at::linear(x, p(prefix + ".weight"),
+  // weight(): a quantized matrix (a GGUF or fp8 file) is dequantized here,
+  // for this product only.
+  return at::linear(x, weight(prefix + ".weight", scratch_),
                     bias ? p(prefix + ".bias") : at::Tensor());
 }
 
@@ -234,6 +236,7 @@ void ZImageTransformer::check_input(const DenoiserInput& in) const {
 at::Tensor ZImageTransformer::forward(const DenoiserInput& input) const {
   check_input(input);
   at::NoGradGuard no_grad;
+  const ScratchRelease release{scratch_};
   const auto device = this->device();
   const auto dtype = this->dtype();
   const int64_t batch = input.latents.size(0), channels = config_.in_channels;

@@ -11,6 +11,7 @@
 #include <catch2/catch.hpp>
 #include <filesystem>
 #include <fstream>
+#include <limits>
 #include <mold/catalog/comfy_model_folder.hpp>
 #include <mold/catalog/components.hpp>
 #include <mold/catalog/model_family.hpp>
@@ -26,6 +27,7 @@
 
 #include "support/aten_for_tests.hpp"
 #include "support/foreign_layouts.hpp"
+#include "support/fp8_checkpoint.hpp"
 #include "support/process.hpp"
 #include "support/test_registry.hpp"
 
@@ -37,19 +39,107 @@ namespace components = mold::components;
 
 namespace {
 
-const mold::ModelFamily& family(const std::string& name) {
-  const mold::ModelFamily* f = mold::test::real_plugins().family(name);
-  REQUIRE(f);
-  return *f;
+/// `tensors` with each matrix whose rows are whole Q8_0 blocks replaced by
+/// its values after Q8_0 quantization (what write_gguf(q8) stores).
+NamedTensors q8_values(const NamedTensors& tensors) {
+  NamedTensors out;
+  for (const auto& [name, tensor] : tensors) {
+    at::Tensor t = tensor.to(at::kFloat).contiguous().clone();
+    if (t.dim() == 2 && t.size(1) % 32 == 0) {
+      const auto n = std::size_t(t.numel());
+      std::vector<std::uint8_t> blocks(n / 32 * 34);
+      mold::quantize_blocks(mold::GgmlType::q8_0, t.data_ptr<float>(), n,
+                            blocks.data());
+      mold::dequantize_blocks(mold::GgmlType::q8_0, blocks.data(), n,
+                              t.data_ptr<float>());
+    }
+    out.emplace_back(name, t);
+  }
+  return out;
 }
 
 }  // namespace
 
 TEST_CASE(
+    "quantized files run: an fp8 scaled transformer and a Q8_0 text "
+    "encoder make the image of their decoded values",
+    "[layout][float8][mold][run]") {
+  const mold::ModelFamily& z = mold::test::real_family("zimage");
+  const mold::ArchSpec tiny = mold::ArchSpec::parse("tiny");
+  TempDir files, quantized_out, twin_out;
+  const fs::path root = files.path();
+  auto encoder = z.make_text_encoder(tiny);
+  encoder->init_from_seed(1);
+  const NamedTensors llama = mold::test::llama_cpp_decoder(*encoder, "");
+  mold::test::write_gguf(root / "qwen3-Q8_0.gguf", "qwen3", llama,
+                         /*q8=*/true);
+  mold::test::write_gguf(root / "qwen3-twin.gguf", "qwen3", q8_values(llama));
+  auto transformer = z.make_transformer(tiny);
+  transformer->init_from_seed(2);
+  const std::string prefix = "model.diffusion_model.";
+  mold::save_safetensors(
+      root / "z_twin.safetensors",
+      mold::test::write_fp8_safetensors(
+          root / "z_image_turbo_fp8_scaled.safetensors",
+          mold::test::zimage_comfy_transformer(*transformer, prefix),
+          mold::test::Fp8Scales::scale_weight, mold::Float8Format::e4m3fn,
+          prefix));
+  auto vae = z.make_vae("tiny", 3);
+  mold::save_safetensors(root / "ae.safetensors",
+                         mold::test::flux_ldm_vae(*vae));
+  auto run = [&](const std::string& transformer_file,
+                 const std::string& encoder_file, const std::string& out) {
+    return run_mold({"run", "z-image-turbo", "a red fox", "--tiny", "--width",
+                     "64", "--height", "32", "--steps", "2", "--transformer",
+                     (root / transformer_file).string(), "--text-encoder",
+                     (root / encoder_file).string(), "--vae",
+                     (root / "ae.safetensors").string(), "--output", out});
+  };
+  auto quantized = run("z_image_turbo_fp8_scaled.safetensors",
+                       "qwen3-Q8_0.gguf", quantized_out.path());
+  INFO(quantized.err);
+  REQUIRE(quantized.exit_code == 0);
+  auto twin = run("z_twin.safetensors", "qwen3-twin.gguf", twin_out.path());
+  REQUIRE(twin.exit_code == 0);
+  const auto a =
+      mold::read_png(fs::path(quantized_out.path()) / "z-image-turbo-0.png");
+  const auto b =
+      mold::read_png(fs::path(twin_out.path()) / "z-image-turbo-0.png");
+  CHECK(a.rgb == b.rgb);
+}
+
+TEST_CASE("z-image-turbo:q8 --tiny runs its seeded transformer as Q8_0 blocks",
+          "[mold][run]") {
+  TempDir out;
+  auto plan = run_mold({"run", "z-image-turbo:q8", "a fox", "--tiny", "--width",
+                        "64", "--height", "32", "--plan", "--json"});
+  REQUIRE(plan.exit_code == 0);
+  auto bf16 = run_mold({"run", "z-image-turbo", "a fox", "--tiny", "--width",
+                        "64", "--height", "32", "--plan", "--json"});
+  REQUIRE(bf16.exit_code == 0);
+  auto transformer_bytes = [](const std::string& json) {
+    const nlohmann::json report = nlohmann::json::parse(json);
+    for (const auto& c : report.at("components"))
+      if (c.at("component").get<std::string>() == "transformer")
+        return c.at("bytes").get<std::uint64_t>();
+    return std::uint64_t(0);
+  };
+  CHECK(transformer_bytes(plan.out) < transformer_bytes(bf16.out) / 2);
+  auto r =
+      run_mold({"run", "z-image-turbo:q8", "a fox", "--tiny", "--width", "64",
+                "--height", "32", "--steps", "2", "--output", out.path()});
+  INFO(r.err);
+  REQUIRE(r.exit_code == 0);
+  const auto image =
+      mold::read_png(fs::path(out.path()) / "z-image-turbo-0.png");
+  CHECK(image.text.at("variant") == "q8");
+}
+
+TEST_CASE(
     "mold run --transformer --vae --text-encoder makes the seeded "
     "run's image and names each file's layout",
     "[layout][mold][run]") {
-  const mold::ModelFamily& z = family("zimage");
+  const mold::ModelFamily& z = mold::test::real_family("zimage");
   const mold::ArchSpec tiny = mold::ArchSpec::parse("tiny");
   TempDir files, seeded_out, files_out;
   const fs::path root = files.path();
@@ -159,6 +249,22 @@ TEST_CASE(
     CHECK(typo.exit_code != 0);
     CHECK_THAT(typo.err, Catch::Contains("unet"));
   }
+  SECTION(
+      "a transformer file with NaN weights is named, not blamed on a "
+      "latent (exit 1)") {
+    NamedTensors broken = mold::test::zimage_comfy_transformer(*transformer);
+    for (auto& [name, t] : broken)
+      if (name == "layers.0.attention.out.weight")
+        t = at::full_like(t, std::numeric_limits<float>::quiet_NaN());
+    mold::save_safetensors(root / "z_nan.safetensors", broken);
+    auto r = with({"--transformer", (root / "z_nan.safetensors").string()},
+                  files_out.path());
+    CHECK(r.exit_code == 1);
+    CHECK_THAT(r.err, Catch::Contains("z_nan.safetensors") &&
+                          Catch::Contains("not finite") &&
+                          !Catch::Contains("the latent has"));
+    CHECK_FALSE(fs::exists(fs::path(files_out.path()) / "z-image-turbo-0.png"));
+  }
   SECTION("an mmproj without a text encoder file is refused") {
     auto r =
         with({"--mmproj", (root / "qwen3.gguf").string()}, files_out.path());
@@ -169,8 +275,8 @@ TEST_CASE(
 
 TEST_CASE("A ComfyUI models folder is searched by content, not by name",
           "[layout][mold][run]") {
-  const mold::ModelFamily& z = family("zimage");
-  const mold::ModelFamily& q = family("qwen_image");
+  const mold::ModelFamily& z = mold::test::real_family("zimage");
+  const mold::ModelFamily& q = mold::test::real_family("qwen_image");
   const mold::ArchSpec tiny = mold::ArchSpec::parse("tiny");
   TempDir models;
   const fs::path root = models.path();
@@ -256,7 +362,7 @@ TEST_CASE(
     "molddiag inspect names a file's layout and what it fits, and "
     "refuses what is no checkpoint",
     "[layout][molddiag]") {
-  const mold::ModelFamily& z = family("zimage");
+  const mold::ModelFamily& z = mold::test::real_family("zimage");
   TempDir dir;
   const fs::path root = dir.path();
   auto transformer = z.make_transformer(mold::ArchSpec::parse("tiny"));
@@ -286,6 +392,32 @@ TEST_CASE(
     CHECK(m.exit_code == 0);
     CHECK_THAT(m.out, Catch::Contains("does not fit") &&
                           Catch::Contains("two layouts"));
+  }
+  SECTION(
+      "an fp8 file: its scales counted; another quantization refused "
+      "naming its tensor") {
+    const fs::path fp8 = root / "z_fp8_scaled.safetensors";
+    mold::test::write_fp8_safetensors(
+        fp8, mold::test::zimage_comfy_transformer(*transformer),
+        mold::test::Fp8Scales::scale_weight);
+    auto f = mold::test::run_molddiag({"inspect", fp8.string()});
+    INFO(f.err);
+    REQUIRE(f.exit_code == 0);
+    CHECK_THAT(f.out, Catch::Contains("F8_E4M3") &&
+                          Catch::Contains("zimage transformer: comfyui") &&
+                          Catch::Contains("weights times a scale"));
+    const fs::path nvfp4 = root / "z_nvfp4.safetensors";
+    mold::test::write_raw_safetensors(
+        nvfp4, {{"layers.0.attention.qkv.weight", "U8", {2, 2}, {1, 2, 3, 4}},
+                {"layers.0.attention.qkv.weight_scale_2",
+                 "F32",
+                 {},
+                 {0, 0, 128, 63}}});
+    auto n = mold::test::run_molddiag({"inspect", nvfp4.string()});
+    CHECK(n.exit_code == 1);
+    CHECK_THAT(n.err, Catch::Contains("weight_scale_2") &&
+                          Catch::Contains("nvfp4") &&
+                          !Catch::Contains("terminate"));
   }
   SECTION("hostile files exit 1 naming the file, never hang") {
     const fs::path fifo = root / "pipe.safetensors";

@@ -243,6 +243,17 @@ TEST_CASE("molddiag report analyses a saved report again and renders it",
       "broken.json",
       R"({"schema": 1, "driver": "local", "subject": "", "backend": "cpu",
           "device": "", "images": [{"image": "one"}]})");
+  // Numbers a saved report cannot hold: refused, never wrapped.
+  int written = 0;
+  auto with_values = [&](const std::string& allocated,
+                         const std::string& seed) {
+    return dir.write(
+        "numbers" + std::to_string(written++) + ".json",
+        R"({"schema": 1, "driver": "local", "subject": "", "backend": "cpu",
+            "device": "", "images": [{"image": 0, "seed": )" +
+            seed + R"(, "seconds": 1, "allocated": )" + allocated +
+            R"(, "reserved": 0, "peak_allocated": 0, "host_rss": 0}]})");
+  };
   struct Case {
     std::vector<std::string> args;
     int exit_code;
@@ -253,7 +264,17 @@ TEST_CASE("molddiag report analyses a saved report again and renders it",
       {{"report", future},
        1,
        "the report's schema is 2; this molddiag reads schema 1"},
-      {{"report", broken}, 1, "images[0]: 'image' is not a number"},
+      {{"report", broken},
+       1,
+       "images[0]: 'image' is \"one\", not a whole number"},
+      {{"report", with_values("-4", "0")},
+       1,
+       "'allocated' is -4, not a whole number from 0 to 9223372036854775807"},
+      {{"report", with_values("1e308", "0")}, 1, "'allocated' is 1e+308"},
+      {{"report", with_values("0", "18446744073709551616")},
+       1,
+       "'seed' is 1.8446744073709552e+19, not a whole number"},
+      {{"report", with_values("0", "-1")}, 1, "'seed' is -1"},
       {{"report", dir.path() + "/none.json"}, 2, "none.json: no such report"},
       {{"report", dir.path()}, 2, "is a directory, not a report"},
       {{"report", saved, "--html", saved},

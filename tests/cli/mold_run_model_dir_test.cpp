@@ -170,6 +170,22 @@ TEST_CASE("mold run from a model directory gives the seeded run's image",
     CHECK(r.exit_code == 1);
     CHECK_THAT(r.err, Catch::Contains("'transformer'") &&
                           Catch::Contains("FluxTransformer2DModel"));
+    // A component the model needs, given as no component or as a number,
+    // is refused by name before anything loads.
+    for (const std::string value : {"[null, null]", "5"}) {
+      std::string text = index;
+      text.replace(text.find("PIPELINE"), 8, "ZImagePipeline");
+      text.replace(text.find("[\"diffusers\", \"TRANSFORMER\"]"), 28, value);
+      write(dir / "model_index.json", text);
+      r = run_mold(
+          args({"run", "z-image-turbo", "fox", "--model-dir", dir.string()},
+               out_dir.path()));
+      INFO(value);
+      CHECK(r.exit_code == 1);
+      CHECK_THAT(r.err, Catch::Contains("model_index.json") &&
+                            Catch::Contains("'transformer'") &&
+                            Catch::Contains("ZImageTransformer2DModel"));
+    }
     r = with("ZImagePipeline", "ZImageTransformer2DModel");
     CHECK(r.exit_code == 0);
   }

@@ -221,9 +221,16 @@ TEST_CASE("mold run: --image failures name the file and what to do",
   const std::string small =
       mold::test::write_source_png(out.path(), "s.png", 16, 16);
   r = run_mold(edit_args(out, std::vector<std::string>(9, small)));
-  CHECK(r.exit_code != 0);
-  CHECK_THAT(r.err, Catch::Contains("9 --image files") &&
+  CHECK(r.exit_code == 2);
+  CHECK_THAT(r.err, Catch::Contains("--image is given 9 times") &&
                         Catch::Contains("at most 8"));
+  // The count is checked before any file is read.
+  r = run_mold(edit_args(
+      out, std::vector<std::string>(
+               9, (fs::path(out.path()) / "not_there.png").string())));
+  CHECK(r.exit_code == 2);
+  CHECK_THAT(r.err, Catch::Contains("--image is given 9 times") &&
+                        !Catch::Contains("not_there"));
   // Nothing was written by the failed runs.
   for (const auto& entry : fs::directory_iterator(out.path()))
     CHECK(entry.path().filename().string().rfind("qwen-image", 0) != 0);

@@ -251,6 +251,22 @@ TEST_CASE(
       read_state_dict_listing("zimage_transformer_comfy_state_dict.tsv");
   const ShapeMap diffusers =
       read_state_dict_listing("zimage_transformer_state_dict.tsv");
+  SECTION("an all-in-one checkpoint names its parts and what to give") {
+    ShapeMap aio;
+    for (const auto& [name, shape] : comfy)
+      aio["model.diffusion_model." + name] = shape;
+    aio["first_stage_model.encoder.conv_in.weight"] = {128, 3, 3, 3};
+    aio["text_encoders.qwen3_4b.transformer.model.norm.weight"] = {2560};
+    for (const char* component :
+         {components::kTransformer, components::kVae, components::kTextEncoder})
+      CHECK_THROWS_WITH(
+          mold::detect_layout(layouts_of("zimage"), component,
+                              safetensors_listing(aio), component),
+          Catch::Contains("all-in-one") &&
+              Catch::Contains("first_stage_model.*") &&
+              Catch::Contains("text_encoders.*") &&
+              Catch::Contains("--transformer, --vae, --text-encoder"));
+  }
   SECTION("two layouts mixed in one file") {
     ShapeMap mixed = comfy;
     mixed["layers.0.attention.to_q.weight"] = {3840, 3840};

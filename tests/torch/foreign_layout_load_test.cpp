@@ -24,6 +24,7 @@
 
 #include "support/aten_for_tests.hpp"
 #include "support/foreign_layouts.hpp"
+#include "support/fp8_checkpoint.hpp"
 #include "support/process.hpp"
 #include "support/test_registry.hpp"
 
@@ -35,12 +36,6 @@ namespace components = mold::components;
 
 namespace {
 
-const mold::ModelFamily& family(const std::string& name) {
-  const mold::ModelFamily* f = mold::test::real_plugins().family(name);
-  REQUIRE(f);
-  return *f;
-}
-
 /// Loads `files` into `module` as mold run does: the layout detected among
 /// the family's, then streamed by its mapping.
 std::string load_detected(mold::Module& module, const std::string& family_name,
@@ -48,8 +43,8 @@ std::string load_detected(mold::Module& module, const std::string& family_name,
                           const std::vector<fs::path>& files) {
   const mold::Checkpoint checkpoint = mold::Checkpoint::open(files);
   const auto mapping =
-      mold::detect_layout(family(family_name).layouts, component,
-                          checkpoint.listing(), module.describe());
+      mold::detect_layout(mold::test::real_family(family_name).layouts,
+                          component, checkpoint.listing(), module.describe());
   REQUIRE(mapping);
   const mold::LoadReport report =
       module.load(checkpoint, *mapping, c10::Device(c10::kCPU), at::kFloat);
@@ -78,7 +73,7 @@ TEST_CASE(
     "Z-Image's components load bit for bit from ComfyUI, LDM and "
     "llama.cpp files",
     "[layout][zimage]") {
-  const mold::ModelFamily& z = family("zimage");
+  const mold::ModelFamily& z = mold::test::real_family("zimage");
   const mold::ArchSpec tiny = mold::ArchSpec::parse("tiny");
   TempDir dir;
   const fs::path root = dir.path();
@@ -138,7 +133,7 @@ TEST_CASE(
     "Qwen-Image's components load bit for bit from Wan, prefixed and "
     "llama.cpp files with the mmproj",
     "[layout][qwen_image]") {
-  const mold::ModelFamily& q = family("qwen_image");
+  const mold::ModelFamily& q = mold::test::real_family("qwen_image");
   const mold::ArchSpec tiny = mold::ArchSpec::parse("tiny");
   TempDir dir;
   const fs::path root = dir.path();
@@ -225,5 +220,102 @@ TEST_CASE(
         mold::detect_layout(q.layouts, components::kTextEncoder,
                             checkpoint.listing(), "x"),
         Catch::Contains("--text-encoder") && Catch::Contains("mmproj"));
+  }
+}
+
+namespace {
+
+/// `loaded`'s parameters equal `twin`'s, reading fp8 weights kept as bytes
+/// through dequantize() (and by tensor operations, as on a GPU).
+void check_decoded(const mold::Module& twin, const mold::Module& loaded,
+                   at::ScalarType dtype) {
+  REQUIRE(twin.parameters().size() == loaded.parameters().size());
+  for (const auto& [name, t] : twin.parameters()) {
+    INFO(name);
+    if (!loaded.is_quantized(name)) {
+      CHECK(at::equal(t, loaded.parameters().at(name)));
+      continue;
+    }
+    const mold::QuantizedTensor& q = loaded.quantized().at(name);
+    REQUIRE(q.float8);
+    CHECK(at::equal(t, mold::dequantize(q, dtype)));
+    CHECK(at::equal(t, mold::dequantize_by_tensor_ops(q, dtype)));
+  }
+}
+
+}  // namespace
+
+TEST_CASE(
+    "fp8 checkpoints load as their float8 values times their scales, kept "
+    "as bytes",
+    "[layout][float8]") {
+  using mold::test::Fp8Scales;
+  const mold::ModelFamily& z = mold::test::real_family("zimage");
+  const mold::ArchSpec tiny = mold::ArchSpec::parse("tiny");
+  TempDir dir;
+  const fs::path root = dir.path();
+  auto transformer = z.make_transformer(tiny);
+  transformer->init_from_seed(2);
+  const std::string prefix = "model.diffusion_model.";
+  const NamedTensors comfy =
+      mold::test::zimage_comfy_transformer(*transformer, prefix);
+
+  struct Case {
+    Fp8Scales scales;
+    mold::Float8Format format;
+    at::ScalarType dtype;
+  };
+  for (const Case c :
+       {Case{Fp8Scales::none, mold::Float8Format::e4m3fn, at::kFloat},
+        Case{Fp8Scales::scale_weight, mold::Float8Format::e4m3fn,
+             at::kBFloat16},
+        Case{Fp8Scales::weight_scale, mold::Float8Format::e4m3fn, at::kFloat},
+        Case{Fp8Scales::scale_weight, mold::Float8Format::e5m2, at::kFloat}}) {
+    INFO("scales " << int(c.scales) << ", format " << int(c.format));
+    const fs::path file = root / "z_image_turbo_fp8.safetensors";
+    const fs::path twin_file = root / "decoded.safetensors";
+    const NamedTensors decoded = mold::test::write_fp8_safetensors(
+        file, comfy, c.scales, c.format, prefix);
+    mold::save_safetensors(twin_file, decoded);
+
+    const mold::Checkpoint checkpoint = mold::Checkpoint::open({file});
+    auto loaded = z.make_transformer(tiny);
+    const auto mapping =
+        mold::detect_layout(z.layouts, components::kTransformer,
+                            checkpoint.listing(), loaded->describe());
+    REQUIRE(mapping);
+    CHECK(mapping->layout == "comfyui");
+    const mold::LoadReport report =
+        loaded->load(checkpoint, *mapping, c10::Device(c10::kCPU), c.dtype);
+    CHECK(report.unexpected_count == 0);
+    // The fused qkv is split by rows, its bytes and its scales.
+    REQUIRE(loaded->is_quantized("layers.0.attention.to_q.weight"));
+    CHECK(report.bytes == loaded->resident_bytes());
+    CHECK(report.bytes ==
+          loaded->loaded_bytes(checkpoint.listing(), *mapping, c.dtype));
+    CHECK(report.bytes < transformer->parameter_bytes(c.dtype));
+
+    auto twin = z.make_transformer(tiny);
+    CHECK(load_detected(*twin, "zimage", components::kTransformer,
+                        {twin_file}) == "comfyui");
+    twin->to(c10::Device(c10::kCPU), c.dtype);
+    check_decoded(*twin, *loaded, c.dtype);
+  }
+
+  SECTION("an fp8 VAE's convolutions are decoded and scaled on load") {
+    auto vae = z.make_vae("tiny", 3);
+    const fs::path file = root / "vae_fp8.safetensors";
+    const fs::path twin_file = root / "vae_decoded.safetensors";
+    NamedTensors own;
+    for (const auto& [name, t] : vae->parameters()) own.emplace_back(name, t);
+    mold::save_safetensors(twin_file, mold::test::write_fp8_safetensors(
+                                          file, own, Fp8Scales::weight_scale));
+    auto loaded = z.make_vae("tiny", 99);
+    CHECK(load_detected(*loaded, "zimage", components::kVae, {file}) ==
+          "diffusers");
+    auto twin = z.make_vae("tiny", 98);
+    load_detected(*twin, "zimage", components::kVae, {twin_file});
+    CHECK(loaded->quantized().empty());  // convolutions: values
+    check_decoded(*twin, *loaded, at::kFloat);
   }
 }

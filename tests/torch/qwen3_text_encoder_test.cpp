@@ -280,6 +280,10 @@ TEST_CASE("a transformers config.json describes the architecture",
       {R"(, "model_type": "qwen2")", "'model_type'", "qwen2"},
       {R"(, "head_dim": 15)", "'head_dim'", "even"},
       {R"(, "hidden_size": 0)", "'hidden_size'", "out of range"},
+      // Refused by name, not run into an out-of-memory.
+      {R"(, "hidden_size": 1099511627776)", "'hidden_size'", "out of range"},
+      {R"(, "num_hidden_layers": 100000)", "'num_hidden_layers'",
+       "out of range"},
       {R"(, "num_hidden_layers": "4")", "'num_hidden_layers'", ""},
   };
   int n = 0;

@@ -41,7 +41,8 @@ TEST_CASE("a safetensors header gives its entries, metadata and data section",
   CHECK(parsed.data_offset == 8 + header.size());
   CHECK(parsed.data_size == 16);
   CHECK(mold::safetensors_dtype_size("BF16") == 2);
-  CHECK(mold::safetensors_dtype_size("F8_E4M3") == 0);
+  CHECK(mold::safetensors_dtype_size("F8_E4M3") == 1);
+  CHECK(mold::safetensors_dtype_size("F8_E8M0") == 0);
 }
 
 TEST_CASE("broken safetensors headers name the origin and the tensor",
@@ -85,7 +86,17 @@ TEST_CASE("broken safetensors headers name the origin and the tensor",
       {"negative",
        raw_file(R"({"w":{"dtype":"F32","shape":[-1],"data_offsets":[0,0]}})",
                 ""),
-       "tensor 'w': negative dimension in shape [-1]"},
+       "tensor 'w': shape [-1] has a dimension below 0 or above 2^63 - 1"},
+      {"huge_dimension",
+       raw_file(
+           R"({"w":{"dtype":"F32","shape":[18446744073709551615],"data_offsets":[0,0]}})",
+           ""),
+       "shape [18446744073709551615] has a dimension below 0"},
+      {"negative_offsets",
+       raw_file(R"({"w":{"dtype":"F32","shape":[1],"data_offsets":[0,-4]}})",
+                std::string(4, '\0')),
+       "tensor 'w': data_offsets [0,-4] must be byte offsets from 0 to 2^63 - "
+       "1"},
       {"fraction",
        raw_file(R"({"w":{"dtype":"F32","shape":[8.5],"data_offsets":[0,32]}})",
                 std::string(32, '\0')),
@@ -94,12 +105,12 @@ TEST_CASE("broken safetensors headers name the origin and the tensor",
        raw_file(
            R"({"w":{"dtype":"F32","shape":[1099511627776,1099511627776],"data_offsets":[0,0]}})",
            ""),
-       "is more than 9223372036854775807 bytes"},
+       "is more bytes than any file holds (2^63 or more)"},
       {"wraps_to_zero",
        raw_file(
            R"({"w":{"dtype":"I8","shape":[4294967296,4294967296],"data_offsets":[0,0]}})",
            ""),
-       "is more than 9223372036854775807 bytes"},
+       "is more bytes than any file holds (2^63 or more)"},
       {"offsets",
        raw_file(R"({"w":{"dtype":"F32","shape":[1],"data_offsets":[0,4.5]}})",
                 std::string(4, '\0')),

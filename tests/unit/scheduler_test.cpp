@@ -85,7 +85,16 @@ TEST_CASE("scheduler_config.json: values read, unsupported options named",
                     Catch::Contains("shift") && Catch::Contains("a string"));
   CHECK_THROWS_WITH(FlowMatchConfig::from_json(mold::JsonConfig::parse(
                         R"({"shift": -1})", "scheduler_config.json")),
-                    Catch::Contains("positive"));
+                    Catch::Contains("0 < shift <= 10000"));
+  // Far out of range: the sigmas would be NaN in float32.
+  CHECK_THROWS_WITH(
+      FlowMatchConfig::from_json(mold::JsonConfig::parse(
+          R"({"shift": 1e308})", "scheduler_config.json")),
+      Catch::Contains("key 'shift'") && Catch::Contains("0 < shift <= 10000"));
+  CHECK_THROWS_WITH(
+      FlowMatchConfig::from_json(mold::JsonConfig::parse(
+          R"({"max_shift": 900})", "scheduler_config.json")),
+      Catch::Contains("key 'max_shift'") && Catch::Contains("-20 to 20"));
   // Another scheduler would be run as this one: refused by name.
   CHECK_THROWS_WITH(FlowMatchConfig::from_json(mold::JsonConfig::parse(
                         R"({"_class_name": "EulerDiscreteScheduler"})",

@@ -2,6 +2,7 @@
 
 #include <catch2/catch.hpp>
 #include <mold/base/text.hpp>
+#include <mold/base/untrusted_json.hpp>
 
 using namespace mold;
 
@@ -42,4 +43,17 @@ TEST_CASE("the shared string helpers", "[text]") {
   CHECK(ends_with("x", ""));
   CHECK(ascii_lower("Qwen-Image-EDIT_2511") == "qwen-image-edit_2511");
   CHECK(ascii_lower("\xc3\x89t\xc3\xa9") == "\xc3\x89t\xc3\xa9");  // bytes kept
+}
+
+TEST_CASE("untrusted JSON past the nesting limit is discarded, not parsed",
+          "[text]") {
+  CHECK(parse_untrusted_json(R"({"a": [1, 2]})").at("a").size() == 2);
+  CHECK(parse_untrusted_json("not json").is_discarded());
+  // 100,000 levels: what a hostile server or cache file sends; dump() of it
+  // would overflow the stack.
+  const std::string deep = std::string(100000, '[') + std::string(100000, ']');
+  CHECK(parse_untrusted_json(deep).is_discarded());
+  const std::string ok =
+      std::string(kMaxJsonNesting, '[') + std::string(kMaxJsonNesting, ']');
+  CHECK_FALSE(parse_untrusted_json(ok).is_discarded());
 }

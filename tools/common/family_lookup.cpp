@@ -138,8 +138,11 @@ mold::PipelineOptions pipeline_options(
                     mold::describe_lookup(lookup, found.model->name), missing));
   }
   // Validates model_index.json, and that it is this model's.
-  mold::require_model_classes(mold::ModelDir::open(*lookup.found),
-                              *found.model);
+  std::set<std::string> given;
+  for (const auto& [component, file] : options.component_files)
+    given.insert(component);
+  mold::require_model_classes(mold::ModelDir::open(*lookup.found), *found.model,
+                              given);
   options.model_dir = *lookup.found;
   return options;
 }

@@ -14,6 +14,10 @@ namespace mold::tools {
 /// uncompressed is 768 MiB; a real photo is far smaller).
 inline constexpr std::size_t kMaxSourceImageBytes = std::size_t{256} << 20;
 
+/// The most source images a request may have (the edit models take up to 8):
+/// checked before any file is read.
+inline constexpr std::size_t kMaxSourceImages = 8;
+
 /// The most pixels one source image may have (8192 x 8192; a 24-megapixel
 /// photo passes), and all of a request's together: the pipelines resize them to
 /// about a megapixel, and decoding more only costs memory and time.

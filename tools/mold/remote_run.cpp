@@ -9,6 +9,7 @@
 #include <mold/base/error.hpp>
 #include <mold/base/file_io.hpp>
 #include <mold/base/text.hpp>
+#include <mold/base/untrusted_json.hpp>
 #include <mold/net/api_error.hpp>
 #include <mold/net/base64.hpp>
 #include <mold/net/generate_json.hpp>
@@ -72,7 +73,7 @@ ServerError error_from(int status, const std::string& body,
                        const std::string& retry_after) {
   ServerError e;
   e.status = status;
-  const Json j = Json::parse(body, nullptr, false);
+  const Json j = mold::parse_untrusted_json(body);
   if (j.is_object() && j.contains("error") && j["error"].is_string()) {
     e.message = j["error"].get<std::string>();
     if (j.contains("code") && j["code"].is_string())
@@ -149,7 +150,7 @@ class RemoteRunner {
     }
     if (r.status != 200) fail(error_from(r.status, r.body, ""), -1, 0);
     ServerInfo info;
-    const Json j = Json::parse(r.body, nullptr, false);
+    const Json j = mold::parse_untrusted_json(r.body);
     if (!j.is_object() || !j.contains("backend"))
       throw mold::Error(fmt::format(
           "the server at {} ({}) did not answer GET /api/status as a mold "
@@ -198,7 +199,7 @@ class RemoteRunner {
     std::optional<ServerError> stream_error;
     net::SseParser parser;
     auto on_event = [&](const net::SseEvent& event) {
-      const Json data = Json::parse(event.data, nullptr, false);
+      const Json data = mold::parse_untrusted_json(event.data);
       if (event.event == "progress" && data.is_object()) {
         progress(data, i, images);
       } else if (event.event == "complete" && data.is_object()) {

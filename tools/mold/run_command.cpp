@@ -174,6 +174,11 @@ int run_command(const std::vector<std::string>& args) {
   }
   // The source images: read here, decoded here for a local run, sent as
   // they are (PNG bytes) to a server.
+  if (parsed.request.image_files.size() > tools::kMaxSourceImages)
+    throw mold::InvalidArgument(fmt::format(
+        "--image is given {} times; a request takes at most {} source "
+        "images",
+        parsed.request.image_files.size(), tools::kMaxSourceImages));
   std::vector<std::string> images;
   for (const std::string& file : parsed.request.image_files)
     images.push_back(tools::read_image_file(file, "--image"));

@@ -134,11 +134,15 @@ bool ModelDir::has(const std::string& name) const {
                      [&](const Component& c) { return c.name == name; });
 }
 
+bool ModelDir::is_absent(const std::string& name) const {
+  return std::find(absent_.begin(), absent_.end(), name) != absent_.end();
+}
+
 const ModelDir::Component& ModelDir::component(const std::string& name) const {
   for (const Component& c : components_)
     if (c.name == name) return c;
   const std::string index = (root_ / kIndex).string();
-  if (std::find(absent_.begin(), absent_.end(), name) != absent_.end())
+  if (is_absent(name))
     throw NotFound(fmt::format(
         "the model in {} has no '{}': {} lists it as [null, null] (absent)",
         root_.string(), escape_control(name), index));
@@ -239,7 +243,8 @@ bool listed(const std::vector<std::string>& names, const std::string& name) {
 
 }  // namespace
 
-void require_model_classes(const ModelDir& dir, const ModelInfo& model) {
+void require_model_classes(const ModelDir& dir, const ModelInfo& model,
+                           const std::set<std::string>& given) {
   const fs::path index = dir.root() / kIndex;
   if (!model.pipeline_classes.empty() &&
       !listed(model.pipeline_classes, dir.pipeline_class()))
@@ -250,7 +255,16 @@ void require_model_classes(const ModelDir& dir, const ModelInfo& model) {
                     escape_control(dir.pipeline_class()), model.name,
                     quoted_list(model.pipeline_classes), model.name));
   for (const auto& [component, classes] : model.component_classes) {
-    if (!dir.has(component)) continue;  // a missing one is named on loading
+    if (given.count(component)) continue;
+    if (!dir.has(component))
+      throw ConfigError(
+          index, 0, component,
+          fmt::format("is {} in it; {} needs its {} ({}): is this the folder "
+                      "of another model? (or give the component as a file)",
+                      dir.is_absent(component)
+                          ? "[null, null] (no component)"
+                          : "missing, or not a [library, class] pair,",
+                      model.name, component, quoted_list(classes)));
     const std::string found = dir.component_class(component);
     if (!listed(classes, found))
       throw ConfigError(

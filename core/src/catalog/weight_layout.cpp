@@ -3,20 +3,11 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <map>
+
+#include "mold/base/text.hpp"
 
 namespace mold {
-
-namespace {
-
-std::string shape_text(const std::vector<std::int64_t>& shape) {
-  return fmt::format("[{}]", fmt::join(shape, ", "));
-}
-
-bool starts_with(const std::string& text, const std::string& prefix) {
-  return text.compare(0, prefix.size(), prefix) == 0;
-}
-
-}  // namespace
 
 const TensorRecipe* LayoutMapping::recipe(const std::string& target) const {
   // finish() sorts them by target.
@@ -99,7 +90,7 @@ void MappingBuilder::split_rows(const std::string& stored,
     fail(
         fmt::format("tensor '{}' has shape {}, whose rows do not split into "
                     "{} equal parts",
-                    t.name, shape_text(t.shape), parts));
+                    t.name, list_text(t.shape), parts));
   const std::int64_t rows = t.shape[0] / parts;
   for (std::int64_t i = 0; i < parts; ++i) {
     TensorRecipe r;
@@ -134,8 +125,8 @@ void MappingBuilder::concat(const std::vector<std::string>& stored,
         fail(
             fmt::format("tensor '{}' has shape {}, which does not "
                         "concatenate with '{}' ({})",
-                        t.name, shape_text(t.shape), r.sources.front(),
-                        shape_text(at(stored.front()).shape)));
+                        t.name, list_text(t.shape), r.sources.front(),
+                        list_text(at(stored.front()).shape)));
       r.shape[0] += t.shape[0];
     }
     r.sources.push_back(t.name);
@@ -158,12 +149,12 @@ void MappingBuilder::stack(const std::vector<std::string>& stored,
       fail(fmt::format(
           "tensor '{}' has shape {}, '{}' has {}: they do not "
           "stack",
-          t.name, shape_text(t.shape), r.sources.front(), shape_text(first)));
+          t.name, list_text(t.shape), r.sources.front(), list_text(first)));
     r.sources.push_back(t.name);
   }
   if (dim < 0 || std::size_t(dim) > first.size())
     fail(fmt::format("cannot stack tensors of shape {} along dim {}",
-                     shape_text(first), dim));
+                     list_text(first), dim));
   r.shape = first;
   r.shape.insert(r.shape.begin() + dim, std::int64_t(stored.size()));
   mapping_.recipes.push_back(std::move(r));
@@ -233,9 +224,45 @@ std::optional<std::string> WeightLayout::match(
   return std::nullopt;
 }
 
+namespace {
+
+/// The prefixes ComfyUI's all-in-one checkpoints put before each part.
+struct AllInOnePart {
+  const char* prefix;
+  const char* part;
+};
+constexpr AllInOnePart kAllInOneParts[] = {
+    {"model.diffusion_model.", "a diffusion model"},
+    {"first_stage_model.", "a VAE"},
+    {"text_encoders.", "a text encoder"},
+    {"cond_stage_model.", "a text encoder"},
+    {"conditioner.", "a text encoder"},
+};
+
+/// Throws LayoutError naming the parts when `listing` holds two or more
+/// parts of an all-in-one checkpoint.
+void refuse_all_in_one(const TensorListing& listing) {
+  std::map<std::string, std::string> parts;  // part -> first prefix seen
+  for (const auto& t : listing.tensors())
+    for (const auto& p : kAllInOneParts)
+      if (starts_with(t.name, p.prefix)) parts.emplace(p.part, p.prefix);
+  if (parts.size() < 2) return;
+  std::string held;
+  for (const auto& [part, prefix] : parts)
+    held += fmt::format("{}{} ({}*)", held.empty() ? "" : ", ", part, prefix);
+  throw LayoutError(fmt::format(
+      "{} is an all-in-one checkpoint: it holds {} in one file. mold reads "
+      "each component from a file of its own: give the model's separate "
+      "files (--transformer, --vae, --text-encoder; see docs/models.md)",
+      listing.describe(), held));
+}
+
+}  // namespace
+
 std::optional<LayoutMapping> detect_layout(
     const std::vector<WeightLayout>& layouts, const std::string& component,
     const TensorListing& listing, const std::string& what) {
+  refuse_all_in_one(listing);
   const WeightLayout* found = nullptr;
   std::string found_prefix;
   for (const auto& layout : layouts) {

@@ -254,6 +254,12 @@ std::string JsonConfig::dump(std::string_view key) const {
   return value->dump(-1, ' ', false, json::error_handler_t::replace);
 }
 
+std::string JsonConfig::shown(std::string_view key) const {
+  MOLD_JSON_LOOKUP(key);
+  if (!value) absent(origin(), dotted);
+  return json_document::shown(*value);
+}
+
 std::string JsonConfig::dump() const {
   return as_json(node_).dump(-1, ' ', false, json::error_handler_t::replace);
 }

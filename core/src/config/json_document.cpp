@@ -75,8 +75,43 @@ json parse_object(std::string_view text, const Rules& rules, const Fail& fail) {
   return root;
 }
 
+namespace {
+
+/// Appends `value` as compact JSON to `out` until `out` reaches `limit`
+/// characters: an array of millions of numbers costs no more than its first
+/// few. Arrays and objects are walked, scalars dumped (a string cut first).
+void append_bounded(const json& value, std::size_t limit, std::string& out) {
+  if (out.size() >= limit) return;
+  if (value.is_array() || value.is_object()) {
+    out += value.is_array() ? '[' : '{';
+    bool first = true;
+    for (auto it = value.begin(); it != value.end() && out.size() < limit;
+         ++it) {
+      if (!first) out += ',';
+      first = false;
+      if (value.is_object()) {
+        append_bounded(json(it.key()), limit, out);
+        out += ':';
+      }
+      append_bounded(*it, limit, out);
+    }
+    out += value.is_array() ? ']' : '}';
+    return;
+  }
+  if (value.is_string()) {
+    const auto& text = value.get_ref<const std::string&>();
+    out += json(text.substr(0, limit))
+               .dump(-1, ' ', false, json::error_handler_t::replace);
+    return;
+  }
+  out += value.dump();
+}
+
+}  // namespace
+
 std::string shown(const json& value) {
-  std::string text = value.dump(-1, ' ', false, json::error_handler_t::replace);
+  std::string text;
+  append_bounded(value, 61, text);
   if (text.size() > 60) text = text.substr(0, 57) + "...";
   return text;
 }

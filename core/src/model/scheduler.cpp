@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 
 #include <cmath>
+#include <utility>
 
 #include "mold/base/error.hpp"
 #include "mold/config/json_config.hpp"
@@ -41,13 +42,28 @@ FlowMatchConfig FlowMatchConfig::from_json(const JsonConfig& json) {
   c.num_train_timesteps = int(json.integer_or(
       "num_train_timesteps", c.num_train_timesteps, 1, 1000000));
   c.shift = json.number_or("shift", c.shift);
-  if (!(c.shift > 0))
-    throw ConfigError(json.origin(), 0, "shift",
-                      fmt::format("is {}; it must be positive", c.shift));
+  // Bounded far beyond the published configs (shift 1 to 3, base_shift
+  // 0.5, max_shift 0.9 to 1.15), so that the sigmas stay finite in float32.
+  if (!(c.shift > 0) || c.shift > 10000)
+    throw ConfigError(
+        json.origin(), 0, "shift",
+        fmt::format("is {}; mold takes 0 < shift <= 10000 (the published "
+                    "configs use 1 to 3)",
+                    c.shift));
   c.use_dynamic_shifting =
       json.boolean_or("use_dynamic_shifting", c.use_dynamic_shifting);
   c.base_shift = json.number_or("base_shift", c.base_shift);
   c.max_shift = json.number_or("max_shift", c.max_shift);
+  for (const auto& [key, value] :
+       {std::pair<const char*, double>{"base_shift", c.base_shift},
+        {"max_shift", c.max_shift}})
+    if (std::abs(value) > 20)
+      throw ConfigError(
+          json.origin(), 0, key,
+          fmt::format("is {}; the shift is e^mu with mu between base_shift "
+                      "and max_shift, so mold takes -20 to 20 (the "
+                      "published configs use 0.5 to 1.15)",
+                      value));
   c.base_image_seq_len = int(
       json.integer_or("base_image_seq_len", c.base_image_seq_len, 1, 1 << 30));
   c.max_image_seq_len = int(

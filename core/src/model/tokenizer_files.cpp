@@ -182,7 +182,8 @@ void read_model(const File& file, TokenizerSpec& spec,
   const json& entries = file.require_object(model, "model", "vocab");
   vocab.reserve(entries.size());
   for (const auto& [token, value] : entries.items()) {
-    const std::string key = fmt::format("model.vocab[{}]", json(token).dump());
+    const std::string key =
+        fmt::format("model.vocab[{}]", json_document::shown(json(token)));
     if (token.empty()) file.fail(key, "is an empty token");
     vocab.emplace_back(token, file.id(value, key));
   }
@@ -225,8 +226,8 @@ void read_added_tokens_decoder(const File& config, const File& tokenizer,
     config.fail("added_tokens_decoder",
                 fmt::format("is {}, not an object", table->type_name()));
   for (const auto& [id_text, entry] : table->items()) {
-    const std::string key =
-        fmt::format("added_tokens_decoder[{}]", json(id_text).dump());
+    const std::string key = fmt::format("added_tokens_decoder[{}]",
+                                        json_document::shown(json(id_text)));
     const bool digits = !id_text.empty() && id_text.size() <= 8 &&
                         std::all_of(id_text.begin(), id_text.end(), [](char c) {
                           return c >= '0' && c <= '9';
@@ -287,7 +288,7 @@ void build_token_table(
   for (const auto& [token, id] : vocab) {
     if (spec.has_token[id])
       file.fail(
-          fmt::format("model.vocab[{}]", json(token).dump()),
+          fmt::format("model.vocab[{}]", json_document::shown(json(token))),
           fmt::format("has id {}, which '{}' has too", id, spec.tokens[id]));
     spec.tokens[id] = token;
     spec.has_token[id] = true;

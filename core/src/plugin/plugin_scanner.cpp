@@ -15,10 +15,11 @@
 #include <fstream>
 #include <iostream>
 #include <nlohmann/json.hpp>
-#include <sstream>
 #include <utility>
 
+#include "mold/base/file_io.hpp"
 #include "mold/base/text.hpp"
+#include "mold/base/untrusted_json.hpp"
 #include "mold/plugin/plugin.hpp"
 #include "mold/plugin/plugin_loader.hpp"
 #include "mold/plugin/registry.hpp"
@@ -218,8 +219,7 @@ PluginScanVerdict scan_in_child(const fs::path& library,
                             "mold SDK, or remove it",
                             path, signal_name(WTERMSIG(status))));
   nlohmann::json parsed;
-  if (!reported.empty())
-    parsed = nlohmann::json::parse(reported, nullptr, false);
+  if (!reported.empty()) parsed = mold::parse_untrusted_json(reported);
   const bool has_report = parsed.is_object();
   if (!WIFEXITED(status) || WEXITSTATUS(status) != 0 || !has_report) {
     const int code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
@@ -276,13 +276,18 @@ fs::path PluginScanner::default_cache_file() {
 
 void PluginScanner::load_cache() {
   if (options_.cache_file.empty()) return;
-  std::ifstream in(options_.cache_file);
-  if (!in) return;
-  std::stringstream text;
-  text << in.rdbuf();
-  // A corrupt or foreign cache is rebuilt, never fatal.
-  const nlohmann::json cache =
-      nlohmann::json::parse(text.str(), nullptr, false);
+  // A corrupt, foreign, oversized or non-regular cache (a FIFO, a link to
+  // /dev/zero) is rebuilt, never fatal: a cache of hundreds of plugins is
+  // tens of KiB.
+  std::string text;
+  try {
+    text = read_regular_file(options_.cache_file, std::uintmax_t(16) << 20,
+                             "the plugin cache");
+  } catch (const Error&) {
+    dirty_ = true;
+    return;
+  }
+  const nlohmann::json cache = mold::parse_untrusted_json(text);
   if (!cache.is_object() ||
       number_field<int>(cache, "version") != kCacheVersion ||
       text_field(cache, "core_build_id") != core_build_id() ||

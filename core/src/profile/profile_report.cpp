@@ -2,8 +2,13 @@
 
 #include <fmt/format.h>
 
+#include <cmath>
+#include <limits>
 #include <nlohmann/json.hpp>
+#include <type_traits>
 
+#include "config/json_document.hpp"
+#include "mold/base/bytes.hpp"
 #include "mold/base/error.hpp"
 #include "mold/base/text.hpp"
 
@@ -148,19 +153,54 @@ std::string profile_json(const MemoryProfile& p, const LeakReport* leak,
 
 namespace {
 
-/// A field of `j` (an object) as T; ParseError naming it otherwise.
+/// A field of `j` (an object) as T; ParseError naming it otherwise. Numbers
+/// are taken only where T holds them exactly: whole numbers from 0 to T's
+/// largest (a negative count or 1e308 is refused, never wrapped), and
+/// seconds finite and >= 0.
+template <class T> constexpr std::uint64_t largest_of() {
+  if constexpr (std::is_integral_v<T>)
+    return std::uint64_t(std::numeric_limits<T>::max());
+  else
+    return 0;  // unused: not a whole number
+}
+
 template <class T>
-T field(const Json& j, const char* key, const std::string& where) {
+T field(const Json& j, const char* key, const std::string& where,
+        std::uint64_t largest = largest_of<T>()) {
   const auto it = j.find(key);
   if (it == j.end())
     throw ParseError(fmt::format("{}: '{}' is missing", where, key));
-  try {
+  if constexpr (std::is_same_v<T, std::string>) {
+    if (!it->is_string())
+      throw ParseError(fmt::format("{}: '{}' is not a string", where, key));
+    return it->get<std::string>();
+  } else if constexpr (std::is_floating_point_v<T>) {
+    if (!it->is_number() || !std::isfinite(it->get<double>()) ||
+        it->get<double>() < 0)
+      throw ParseError(fmt::format("{}: '{}' is {}, not a number >= 0", where,
+                                   key, json_document::shown(*it)));
     return it->get<T>();
-  } catch (const nlohmann::json::exception&) {
-    throw ParseError(
-        fmt::format("{}: '{}' is not {}", where, key,
-                    std::is_same_v<T, std::string> ? "a string" : "a number"));
+  } else {
+    if (!it->is_number_unsigned() || it->get<std::uint64_t>() > largest)
+      throw ParseError(
+          fmt::format("{}: '{}' is {}, not a whole number from 0 to {}", where,
+                      key, json_document::shown(*it), largest));
+    return T(it->get<std::uint64_t>());
   }
+}
+
+/// A byte count: a whole number from 0 to kMaxBytes.
+Bytes bytes_field(const Json& j, const char* key, const std::string& where) {
+  return field<Bytes>(j, key, where, kMaxBytes);
+}
+
+/// An optional field (absent or null: `fallback`), as field().
+template <class T>
+T optional_field(const Json& j, const char* key, const std::string& where,
+                 T fallback, std::uint64_t largest = largest_of<T>()) {
+  const auto it = j.find(key);
+  if (it == j.end() || it->is_null()) return fallback;
+  return field<T>(j, key, where, largest);
 }
 
 Residency residency_from(const std::string& text, const std::string& where) {
@@ -180,7 +220,7 @@ std::vector<CacheEntryState> residency_from_json(const Json& list,
     e.name = field<std::string>(item, "component", where);
     e.residency =
         residency_from(field<std::string>(item, "residency", where), where);
-    e.bytes = field<Bytes>(item, "bytes", where);
+    e.bytes = bytes_field(item, "bytes", where);
     e.loads = field<std::uint64_t>(item, "loads", where);
     // Reports written before mold measured load times have none.
     const auto load = item.find("load_seconds");
@@ -190,9 +230,9 @@ std::vector<CacheEntryState> residency_from_json(const Json& list,
                          ": 'load_seconds' is not a number of seconds >= 0");
       e.load_seconds = load->get<double>();
     }
-    const auto released = item.find("released_on_park");
-    if (released != item.end() && !released->is_null())
-      e.released_on_park = released->get<Bytes>();
+    if (item.contains("released_on_park") &&
+        !item.at("released_on_park").is_null())
+      e.released_on_park = bytes_field(item, "released_on_park", where);
     out.push_back(std::move(e));
   }
   return out;
@@ -247,14 +287,17 @@ MemoryProfile profile_from(const Json& j) {
     s.image = field<int>(item, "image", where);
     s.seed = field<std::uint64_t>(item, "seed", where);
     s.seconds = field<double>(item, "seconds", where);
-    s.after.allocated = field<Bytes>(item, "allocated", where);
-    s.after.reserved = field<Bytes>(item, "reserved", where);
-    s.after.peak_allocated = field<Bytes>(item, "peak_allocated", where);
-    s.after.host_rss = field<Bytes>(item, "host_rss", where);
-    s.after.device_used = item.value("device_used", Bytes(0));
-    s.after.inactive_split = item.value("inactive_split", Bytes(0));
-    s.after.alloc_retries = item.value("alloc_retries", std::uint64_t(0));
-    s.after.ooms = item.value("ooms", std::uint64_t(0));
+    s.after.allocated = bytes_field(item, "allocated", where);
+    s.after.reserved = bytes_field(item, "reserved", where);
+    s.after.peak_allocated = bytes_field(item, "peak_allocated", where);
+    s.after.host_rss = bytes_field(item, "host_rss", where);
+    s.after.device_used =
+        optional_field<Bytes>(item, "device_used", where, 0, kMaxBytes);
+    s.after.inactive_split =
+        optional_field<Bytes>(item, "inactive_split", where, 0, kMaxBytes);
+    s.after.alloc_retries =
+        optional_field<std::uint64_t>(item, "alloc_retries", where, 0);
+    s.after.ooms = optional_field<std::uint64_t>(item, "ooms", where, 0);
     s.residency =
         residency_from_json(item.value("residency", Json::array()), where);
     p.images.push_back(std::move(s));
@@ -268,18 +311,18 @@ MemoryProfile profile_from(const Json& j) {
     s.phase = field<std::string>(item, "phase", where);
     s.component = field<std::string>(item, "component", where);
     s.seconds = field<double>(item, "seconds", where);
-    s.estimate = field<Bytes>(item, "estimate", where);
-    s.before.allocated = field<Bytes>(item, "before_allocated", where);
-    s.after.allocated = field<Bytes>(item, "after_allocated", where);
-    s.after.reserved = field<Bytes>(item, "after_reserved", where);
-    s.after.peak_allocated = field<Bytes>(item, "peak_allocated", where);
-    s.after.host_rss = field<Bytes>(item, "host_rss", where);
+    s.estimate = bytes_field(item, "estimate", where);
+    s.before.allocated = bytes_field(item, "before_allocated", where);
+    s.after.allocated = bytes_field(item, "after_allocated", where);
+    s.after.reserved = bytes_field(item, "after_reserved", where);
+    s.after.peak_allocated = bytes_field(item, "peak_allocated", where);
+    s.after.host_rss = bytes_field(item, "host_rss", where);
     s.parked = item.value("parked", std::vector<std::string>{});
     // What the cache accounted for during it, as one entry.
     CacheEntryState weights;
     weights.name = "(resident weights)";
     weights.residency = Residency::device;
-    weights.bytes = field<Bytes>(item, "resident_weights", where);
+    weights.bytes = bytes_field(item, "resident_weights", where);
     s.residency = {weights};
     p.phases.push_back(std::move(s));
   }
@@ -294,7 +337,7 @@ MemoryProfile profile_from(const Json& j) {
                               field<std::string>(item, "phase", where),
                               field<std::string>(item, "component", where),
                               field<std::string>(item, "kind", where),
-                              field<Bytes>(item, "bytes", where)});
+                              bytes_field(item, "bytes", where)});
     }
   }
   return p;

@@ -6,6 +6,7 @@
 
 #include "event_json_detail.hpp"
 #include "mold/base/error.hpp"
+#include "mold/base/untrusted_json.hpp"
 
 namespace mold {
 
@@ -168,7 +169,7 @@ std::string memory_stats_json(const MemoryStats& stats) {
 }
 
 PhaseEvent parse_phase_event_json(std::string_view text) {
-  const Json j = Json::parse(text, nullptr, false);
+  const Json j = mold::parse_untrusted_json(text);
   if (j.is_discarded()) bad("text", "is not JSON");
   if (!j.is_object()) bad("text", "should be a JSON object");
   PhaseEvent e;

@@ -1,12 +1,19 @@
 #include "mold/tensor/safetensors_header.hpp"
 
+#include <fcntl.h>
 #include <fmt/format.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
 #include <algorithm>
+#include <cerrno>
+#include <cstring>
 #include <nlohmann/json.hpp>
 #include <utility>
 
+#include "config/json_document.hpp"
 #include "mold/base/bytes.hpp"
+#include "mold/base/file_io.hpp"
 #include "mold/base/text.hpp"
 
 namespace mold {
@@ -19,16 +26,10 @@ struct DtypeSize {
 };
 
 constexpr DtypeSize kDtypeSizes[] = {
-    {"F32", 4}, {"F16", 2}, {"BF16", 2}, {"F64", 8}, {"I64", 8},
-    {"I32", 4}, {"I16", 2}, {"I8", 1},   {"U8", 1},  {"BOOL", 1},
+    {"F32", 4}, {"F16", 2},  {"BF16", 2},    {"F64", 8},
+    {"I64", 8}, {"I32", 4},  {"I16", 2},     {"I8", 1},
+    {"U8", 1},  {"BOOL", 1}, {"F8_E4M3", 1}, {"F8_E5M2", 1},
 };
-
-std::string shape_text(const std::vector<int64_t>& shape) {
-  std::string out = "[";
-  for (std::size_t i = 0; i < shape.size(); ++i)
-    out += (i ? ", " : "") + std::to_string(shape[i]);
-  return out + "]";
-}
 
 // Integers only: nlohmann would truncate 8.5 to 8 silently.
 bool whole_numbers(const nlohmann::json& array) {
@@ -38,12 +39,45 @@ bool whole_numbers(const nlohmann::json& array) {
   return true;
 }
 
+// Whole numbers from 0 to 2^63 - 1: what get<int64_t>() and
+// get<std::size_t>() take without wrapping.
+bool counts(const nlohmann::json& array) {
+  for (const auto& v : array)
+    if (!v.is_number_unsigned() ||
+        v.get<std::uint64_t>() > std::uint64_t(INT64_MAX))
+      return false;
+  return true;
+}
+
 }  // namespace
 
 std::size_t safetensors_dtype_size(const std::string& dtype) {
   for (const auto& d : kDtypeSizes)
     if (dtype == d.name) return d.size;
   return 0;
+}
+
+OpenSafetensors open_safetensors_file(const std::string& path) {
+  auto fail = [&](const std::string& what) {
+    return SafetensorsError(fmt::format("{}: {}", path, what));
+  };
+  // O_NONBLOCK: opening a FIFO must not wait for a writer; it is then refused
+  // as not a regular file.
+  const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC | O_NONBLOCK);
+  if (fd < 0)
+    throw fail(
+        fmt::format("cannot open: {}. Check the path", std::strerror(errno)));
+  struct stat st {};
+  if (::fstat(fd, &st) != 0) {
+    ::close(fd);
+    throw fail("cannot read its size");
+  }
+  if (!S_ISREG(st.st_mode)) {
+    ::close(fd);
+    throw fail(fmt::format("is {}, not a regular file: give a safetensors file",
+                           describe_file_type(path)));
+  }
+  return {fd, std::uint64_t(st.st_size)};
 }
 
 SafetensorsHeader parse_safetensors_header(const char* bytes, std::size_t size,
@@ -100,12 +134,20 @@ SafetensorsHeader parse_safetensors_header(const char* bytes, std::size_t size,
     SafetensorsEntry e;
     e.name = name;
     if (!whole_numbers(value["shape"]))
+      throw bad(fmt::format("shape {} must be an array of whole numbers",
+                            json_document::shown(value["shape"])));
+    if (!counts(value["shape"]))
       throw bad(fmt::format(
-          "shape {} must be an array of whole numbers",
-          value["shape"].dump(-1, ' ', false,
-                              nlohmann::json::error_handler_t::replace)));
+          "shape {} has a dimension below 0 or above 2^63 - 1: the header "
+          "is corrupt",
+          json_document::shown(value["shape"])));
     if (!whole_numbers(value["data_offsets"]))
       throw bad("data_offsets must be [begin, end], two whole numbers");
+    if (!counts(value["data_offsets"]))
+      throw bad(fmt::format(
+          "data_offsets {} must be byte offsets from 0 to 2^63 - 1: the "
+          "header is corrupt",
+          json_document::shown(value["data_offsets"])));
     try {
       e.dtype = value["dtype"].get<std::string>();
       e.shape = value["shape"].get<std::vector<int64_t>>();
@@ -121,23 +163,22 @@ SafetensorsHeader parse_safetensors_header(const char* bytes, std::size_t size,
     const std::size_t element = safetensors_dtype_size(e.dtype);
     if (element == 0)
       throw bad(fmt::format(
-          "unsupported dtype '{}' (F32, F16, BF16, F64, I64, I32, I16, I8, "
-          "U8, BOOL){}",
+          "unsupported dtype '{}' (mold reads F32, F16, BF16, F8_E4M3, "
+          "F8_E5M2, F64, I64, I32, I16, I8, U8, BOOL){}",
           e.dtype,
-          e.dtype.rfind("F8", 0) == 0
-              ? "; mold does not read fp8 checkpoints yet: use the model's "
-                "bf16 file or a GGUF"
+          e.dtype.rfind("F8", 0) == 0 || e.dtype.rfind("F4", 0) == 0 ||
+                  e.dtype.rfind("F6", 0) == 0
+              ? "; this low-precision format is not one mold decodes: use "
+                "the model's bf16, fp8_e4m3fn or GGUF file"
               : ""));
     Bytes count = 1;
-    for (auto d : e.shape) {
-      if (d < 0)
-        throw bad("negative dimension in shape " + shape_text(e.shape));
+    for (auto d : e.shape) {  // 0 <= d < 2^63 (counts())
       if (Bytes(d) > kMaxBytes / std::max<Bytes>(count, 1) ||
           count * Bytes(d) > kMaxBytes / element)
         throw bad(
-            fmt::format("shape {} of {} is more than {} bytes: the "
-                        "header is corrupt",
-                        shape_text(e.shape), e.dtype, kMaxBytes));
+            fmt::format("shape {} of {} is more bytes than any file holds "
+                        "(2^63 or more): the header is corrupt",
+                        list_text(e.shape), e.dtype));
       count *= Bytes(d);
     }
     if (e.end < e.begin || e.end > header.data_size)
@@ -147,7 +188,7 @@ SafetensorsHeader parse_safetensors_header(const char* bytes, std::size_t size,
           e.begin, e.end, header.data_size));
     if (e.end - e.begin != count * element)
       throw bad(fmt::format("{} bytes for shape {} of {}: expected {}",
-                            e.end - e.begin, shape_text(e.shape), e.dtype,
+                            e.end - e.begin, list_text(e.shape), e.dtype,
                             count * element));
     ranges.emplace_back(e.begin, e.end);
     header.entries.emplace(name, std::move(e));

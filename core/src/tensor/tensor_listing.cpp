@@ -11,7 +11,9 @@
 
 #include "mold/base/file_io.hpp"
 #include "mold/base/text.hpp"
+#include "mold/tensor/float8.hpp"
 #include "mold/tensor/gguf_file.hpp"
+#include "mold/tensor/weight_scales.hpp"
 
 namespace mold {
 
@@ -21,15 +23,81 @@ std::int64_t StoredTensor::elements() const {
   return n;
 }
 
-void TensorListing::add(StoredTensor tensor) {
-  const auto [it, fresh] = index_.emplace(tensor.name, tensors_.size());
-  if (!fresh)
-    throw SafetensorsError(fmt::format(
+void TensorListing::add(StoredTensor tensor, bool safetensors) {
+  auto twice = [&](const StoredTensor& first) {
+    return SafetensorsError(fmt::format(
         "tensor '{}' is in both {} and {}: give each file once, and not two "
         "copies of one",
-        tensor.name, files_[tensors_[it->second].file].string(),
+        tensor.name, files_[first.file].string(),
         files_[tensor.file].string()));
+  };
+  if (safetensors && weight_companion(tensor.name)) {
+    const auto [it, fresh] = companions_.emplace(tensor.name, tensor);
+    if (!fresh) throw twice(it->second);
+    return;
+  }
+  const auto [it, fresh] = index_.emplace(tensor.name, tensors_.size());
+  if (!fresh) throw twice(tensors_[it->second]);
   tensors_.push_back(std::move(tensor));
+}
+
+const StoredTensor* TensorListing::scale_of(const StoredTensor& weight) const {
+  if (weight.gguf) return nullptr;
+  for (const auto& [name, t] : companions_) {
+    const auto companion = weight_companion(name);
+    if (companion->scale && companion->weight == weight.name) return &t;
+  }
+  return nullptr;
+}
+
+void TensorListing::check_scales() const {
+  auto fail = [&](const StoredTensor& t, const std::string& what) {
+    return SafetensorsError(fmt::format("{}: tensor '{}' {}",
+                                        files_[t.file].string(), t.name, what));
+  };
+  const std::string instead = "use the model's bf16, fp8 (e4m3fn) or GGUF file";
+  for (const auto& t : tensors_)
+    if (const auto quantization = unread_quantization(t.name))
+      throw fail(t, fmt::format("belongs to a {} quantization, which mold "
+                                "does not read: {}",
+                                *quantization, instead));
+  std::map<std::string, const StoredTensor*> scale_of_weight;
+  for (const auto& [name, t] : companions_) {
+    const auto companion = weight_companion(name);
+    if (!companion->scale) continue;
+    const StoredTensor* weight = find(companion->weight);
+    if (!weight)
+      throw fail(t, fmt::format("scales a weight '{}' the file does not have; "
+                                "is the file complete?",
+                                companion->weight));
+    const auto [other, fresh] = scale_of_weight.emplace(weight->name, &t);
+    if (!fresh)
+      throw fail(t, fmt::format("and '{}' both scale '{}': one scale per "
+                                "weight",
+                                other->second->name, weight->name));
+    if (!float8_format(weight->type)) {
+      const std::string what =
+          weight->type == "I8"   ? "an int8 weight (ComfyUI int8_tensorwise)"
+          : weight->type == "U8" ? "a packed 4-bit weight (nvfp4, AWQ)"
+                                 : "a " + weight->type + " weight";
+      throw fail(t, fmt::format("scales '{}', {}, which mold does not read "
+                                "with a scale (it scales fp8 weights): {}",
+                                weight->name, what, instead));
+    }
+    if (t.type != "F32" && t.type != "F16" && t.type != "BF16")
+      throw fail(t, fmt::format("is a {} scale; mold reads F32, F16 and BF16 "
+                                "scales of fp8 weights: {}",
+                                t.type, instead));
+    const std::int64_t count = t.elements();
+    if (count != 1 && (count != weight->rows() || weight->shape.size() < 2 ||
+                       t.shape.empty() || t.shape[0] != count))
+      throw fail(t, fmt::format("has shape {} for weight '{}' of shape {}: "
+                                "mold reads one scale per tensor or one per "
+                                "row, not block-wise scales (mxfp8, "
+                                "DeepSeek fp8): {}",
+                                list_text(t.shape), weight->name,
+                                list_text(weight->shape), instead));
+  }
 }
 
 void TensorListing::add_safetensors(
@@ -49,7 +117,7 @@ void TensorListing::add_safetensors(
     t.bytes = entry->end - entry->begin;
     t.file = index;
     t.offset = entry->begin;
-    add(std::move(t));
+    add(std::move(t), true);
   }
 }
 
@@ -69,7 +137,7 @@ void TensorListing::add_gguf(const GgufFile& file) {
     t.offset = info.offset;
     t.gguf = true;
     t.ggml_type = info.type;
-    add(std::move(t));
+    add(std::move(t), false);
   }
 }
 
@@ -82,7 +150,7 @@ void TensorListing::add_file(const std::filesystem::path& file,
   for (auto& t : tensors) {
     t.file = index;
     t.gguf = gguf_architecture.has_value();
-    add(std::move(t));
+    add(std::move(t), !gguf_architecture);
   }
 }
 
@@ -101,6 +169,7 @@ std::string TensorListing::describe() const {
 std::uint64_t TensorListing::bytes() const {
   std::uint64_t n = 0;
   for (const auto& t : tensors_) n += t.bytes;
+  for (const auto& [name, t] : companions_) n += t.bytes;
   return n;
 }
 
@@ -111,20 +180,13 @@ SafetensorsHeader read_safetensors_header(const std::filesystem::path& path) {
   auto fail = [&](const std::string& what) {
     return SafetensorsError(fmt::format("{}: {}", path.string(), what));
   };
-  const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC | O_NONBLOCK);
-  if (fd < 0)
-    throw fail(
-        fmt::format("cannot open: {}. Check the path", std::strerror(errno)));
+  const OpenSafetensors file = open_safetensors_file(path.string());
+  const int fd = file.fd;
   struct Closer {
     int fd;
     ~Closer() { ::close(fd); }
   } closer{fd};
-  struct stat st {};
-  if (fstat(fd, &st) != 0) throw fail("cannot read its size");
-  if (!S_ISREG(st.st_mode))
-    throw fail(fmt::format("is {}, not a regular file: give a safetensors file",
-                           describe_file_type(path)));
-  const auto size = std::uint64_t(st.st_size);
+  const std::uint64_t size = file.size;
   std::string bytes(8, '\0');
   if (size >= 8) read_at(fd, bytes.data(), 8, 0);
   std::uint64_t header = 0;
@@ -174,6 +236,7 @@ TensorListing read_tensor_listing(
         listing.add_safetensors(file, read_safetensors_header(file).entries);
     }
   }
+  listing.check_scales();
   return listing;
 }
 

@@ -90,7 +90,6 @@ Json parse_body(const net::HttpRequest& request, bool allow_empty) {
 }
 
 /// The most source images one generate request may carry.
-constexpr std::size_t kMaxSourceImages = 8;
 
 [[noreturn]] void invalid(const std::string& field, const std::string& why) {
   throw Refused{codes::kValidationError, fmt::format("{}: {}", field, why)};
@@ -153,11 +152,11 @@ GenerationRequest parse_generation(const Json& body, std::size_t max_prompt) {
     r.tiny = it->get<bool>();
   }
   if (const auto it = body.find("images"); it != body.end() && !it->is_null()) {
-    if (!it->is_array() || it->size() > kMaxSourceImages)
+    if (!it->is_array() || it->size() > mold::tools::kMaxSourceImages)
       invalid("images",
               fmt::format("should be an array of at most {} base64 PNG "
                           "strings (an edit's source images)",
-                          kMaxSourceImages));
+                          mold::tools::kMaxSourceImages));
     // Every image's size is checked from its header before any is decoded.
     std::vector<std::string> pngs;
     std::vector<mold::tools::NamedPng> named;

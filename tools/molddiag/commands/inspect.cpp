@@ -130,6 +130,12 @@ int inspect_command(const std::vector<std::string>& args) {
     total.bytes += t.bytes;
     if (!largest || t.bytes > largest->bytes) largest = &t;
   }
+  // fp8 files: the weights with a scale, and every tensor set aside beside
+  // the weights (the scales, input scales, markers).
+  std::size_t scaled = 0;
+  for (const auto& t : listing.tensors())
+    if (listing.scale_of(t)) ++scaled;
+  const std::size_t companions = listing.companions().size();
   const std::vector<Fit> found = fits(*host.registry, listing);
   if (request.json) {
     nlohmann::json by_type = nlohmann::json::object();
@@ -160,6 +166,8 @@ int inspect_command(const std::vector<std::string>& args) {
          {"tensors", listing.tensors().size()},
          {"bytes", listing.bytes()},
          {"types", by_type},
+         {"scaled_weights", scaled},
+         {"companions", companions},
          {"largest", largest ? nlohmann::json{{"name", largest->name},
                                               {"bytes", largest->bytes}}
                              : nlohmann::json(nullptr)},
@@ -179,6 +187,11 @@ int inspect_command(const std::vector<std::string>& args) {
     std::cout << fmt::format("  {:<8} {:>6} tensors {:>12}\n",
                              mold::escape_control(type), total.tensors,
                              mold::format_bytes(total.bytes));
+  if (companions)
+    std::cout << fmt::format(
+        "  fp8: {} weight{} times a scale; {} tensor{} beside the weights "
+        "(scales, input scales, markers) not listed above\n",
+        scaled, scaled == 1 ? "" : "s", companions, companions == 1 ? "" : "s");
   if (largest)
     std::cout << fmt::format("  largest: {} ({})\n",
                              mold::escape_control(largest->name),

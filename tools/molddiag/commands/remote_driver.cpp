@@ -5,6 +5,7 @@
 #include <iostream>
 #include <mold/base/build_config.hpp>
 #include <mold/base/error.hpp>
+#include <mold/base/untrusted_json.hpp>
 #include <mold/net/base64.hpp>
 #include <mold/net/generate_json.hpp>
 #include <mold/net/http_client.hpp>
@@ -95,7 +96,7 @@ mold::MemoryProfile run_remote_profile(const RemoteProfileRun& remote) {
   };
   auto refused = [&](const net::ClientResponse& answer,
                      const std::string& what) -> void {
-    const Json body = Json::parse(answer.body, nullptr, false);
+    const Json body = mold::parse_untrusted_json(answer.body);
     const std::string message =
         body.is_object() && body.contains("error") && body["error"].is_string()
             ? body["error"].get<std::string>()
@@ -106,7 +107,7 @@ mold::MemoryProfile run_remote_profile(const RemoteProfileRun& remote) {
 
   const auto status = request("GET", "/api/status", "");
   if (status.status != 200) refused(status, "say its status");
-  const Json info = Json::parse(status.body, nullptr, false);
+  const Json info = mold::parse_untrusted_json(status.body);
   ServerAnswer answer(where);
   mold::MemoryProfile profile;
   profile.driver = "remote";
@@ -134,7 +135,7 @@ mold::MemoryProfile run_remote_profile(const RemoteProfileRun& remote) {
     const std::string id = made.header("X-Request-ID");
     const auto memory = request("GET", "/api/memory", "");
     if (memory.status != 200) refused(memory, "say its memory");
-    const Json m = Json::parse(memory.body, nullptr, false);
+    const Json m = mold::parse_untrusted_json(memory.body);
     const Json& last_request = answer.member(m, "last_request");
     if (last_request.is_null() ||
         answer.member(last_request, "request_id") != id)

@@ -10,20 +10,19 @@ namespace mold {
 
 namespace {
 
-const at::Tensor& required(const LayerWeights& weights,
-                           const std::string& name) {
-  const at::Tensor* t = weights(name);
-  if (!t || !t->defined())
+at::Tensor required(const LayerWeights& weights, const std::string& name) {
+  at::Tensor t = weights(name);
+  if (!t.defined())
     throw InvalidArgument("the decoder layer has no weight '" + name + "'");
-  return *t;
+  return t;
 }
 
 at::Tensor project(const at::Tensor& x, const LayerWeights& weights,
                    const std::string& prefix) {
-  const at::Tensor* bias = weights(prefix + ".bias");
-  return at::linear(
-      x, required(weights, prefix + ".weight"),
-      bias ? c10::optional<at::Tensor>(*bias) : c10::optional<at::Tensor>());
+  const at::Tensor bias = weights(prefix + ".bias");
+  return at::linear(x, required(weights, prefix + ".weight"),
+                    bias.defined() ? c10::optional<at::Tensor>(bias)
+                                   : c10::optional<at::Tensor>());
 }
 
 }  // namespace

@@ -58,13 +58,30 @@ void Module::add(const std::string& name, std::vector<int64_t> shape) {
       at::TensorOptions().dtype(at::kFloat).device(c10::Device(c10::kMeta)));
 }
 
-std::function<const at::Tensor*(const std::string&)> Module::parameters_under(
+std::function<at::Tensor(const std::string&)> Module::weights_under(
     std::string prefix) const {
-  return [this, prefix = std::move(prefix)](
-             const std::string& name) -> const at::Tensor* {
+  return [this, prefix = std::move(prefix)](const std::string& name) {
     const std::string full = prefix + name;
-    return has(full) ? &p(full) : nullptr;
+    return has(full) ? weight(full) : at::Tensor();
   };
+}
+
+at::Tensor Module::rows_of(const std::string& name,
+                           const at::Tensor& ids) const {
+  const auto q = quantized_.find(name);
+  if (q == quantized_.end()) return at::embedding(p(name), ids);
+  const QuantizedTensor& table = q->second;
+  const std::int64_t columns = table.shape.at(1);
+  const at::Tensor flat = ids.reshape({-1}).to(table.blocks.device());
+  const at::Tensor bytes =
+      table.blocks.reshape({table.shape[0], -1}).index_select(0, flat);
+  const QuantizedTensor rows =
+      table.float8 ? make_float8(*table.float8, {flat.numel(), columns}, bytes,
+                                 table.scale.index_select(0, flat))
+                   : make_quantized(table.type, {flat.numel(), columns}, bytes);
+  std::vector<std::int64_t> shape = ids.sizes().vec();
+  shape.push_back(columns);
+  return dequantize(rows, dtype()).view(shape);
 }
 
 const at::Tensor& Module::p(const std::string& name) const {
@@ -146,8 +163,7 @@ at::ScalarType Module::dtype() const {
 void Module::to(const c10::Device& device) {
   for (auto& [name, t] : params_)
     if (!declared_only(t) && t.device() != device) t = t.to(device);
-  for (auto& [name, q] : quantized_)
-    if (q.blocks.device() != device) q.blocks = q.blocks.to(device);
+  for (auto& [name, q] : quantized_) q.to(device);
 }
 
 void Module::to(const c10::Device& device, at::ScalarType dtype) {
@@ -155,8 +171,7 @@ void Module::to(const c10::Device& device, at::ScalarType dtype) {
     if (!declared_only(t) && (t.device() != device || t.scalar_type() != dtype))
       t = t.to(device).to(dtype);  // convert where the copy lands
   // Blocks keep their type: only the float parameters take `dtype`.
-  for (auto& [name, q] : quantized_)
-    if (q.blocks.device() != device) q.blocks = q.blocks.to(device);
+  for (auto& [name, q] : quantized_) q.to(device);
 }
 
 void Module::release() {
@@ -219,18 +234,19 @@ LoadReport Module::load(const WeightSet& weights, const c10::Device& device,
               dtype, options);
 }
 
-bool Module::keeps_blocks(const TensorRecipe& recipe,
+bool Module::keeps_blocks(const std::string& name, const TensorRecipe& recipe,
                           const TensorListing& listing,
-                          std::int64_t parameter_dims) {
-  if (parameter_dims != 2 || recipe.op == TensorOp::stack ||
+                          std::int64_t parameter_dims) const {
+  if (!reads_quantized_weights() || !ends_with(name, ".weight") ||
+      parameter_dims != 2 || recipe.op == TensorOp::stack ||
       recipe.shape.size() != 2)
     return false;
-  std::optional<std::uint32_t> type;
+  std::optional<std::string> type;
   for (const auto& source : recipe.sources) {
     const StoredTensor* t = listing.find(source);
     if (!t || !Checkpoint::blocks(*t) || t->shape.size() != 2) return false;
-    if (type && *type != t->ggml_type) return false;
-    type = t->ggml_type;
+    if (type && *type != t->type) return false;
+    type = t->type;
   }
   return type.has_value();
 }
@@ -242,7 +258,7 @@ Bytes Module::loaded_bytes(const TensorListing& listing,
   Bytes total = 0;
   for (const auto& [name, t] : params_) {
     const TensorRecipe* recipe = mapping.recipe(name);
-    if (!recipe || !keeps_blocks(*recipe, listing, t.dim())) {
+    if (!recipe || !keeps_blocks(name, *recipe, listing, t.dim())) {
       total += Bytes(t.numel()) * element;
       continue;
     }
@@ -252,6 +268,7 @@ Bytes Module::loaded_bytes(const TensorListing& listing,
                                     ? recipe->row_end - recipe->row_begin
                                     : stored.rows();
       total += Bytes(stored.bytes / std::uint64_t(stored.rows())) * Bytes(rows);
+      if (!stored.gguf) total += Bytes(rows) * sizeof(float);  // fp8 scales
     }
   }
   return total;
@@ -367,7 +384,7 @@ LoadReport Module::load(const Checkpoint& checkpoint,
     std::vector<const StoredTensor*> sources;
     for (const auto& source : recipe.sources)
       sources.push_back(listing.find(source));
-    if (keeps_blocks(recipe, listing, declared.dim())) {
+    if (keeps_blocks(recipe.target, recipe, listing, declared.dim())) {
       std::int64_t total = 0;
       std::vector<std::pair<std::int64_t, std::int64_t>> rows;
       for (const StoredTensor* t : sources) {
@@ -382,23 +399,39 @@ LoadReport Module::load(const Checkpoint& checkpoint,
       at::Tensor bytes =
           at::empty({total}, at::TensorOptions().dtype(at::kByte));
       std::int64_t at_byte = 0;
+      std::vector<at::Tensor> scales;
       for (std::size_t i = 0; i < sources.size(); ++i) {
-        at::Tensor part = checkpoint.read_block_rows(*sources[i], rows[i].first,
-                                                     rows[i].second);
-        bytes.narrow(0, at_byte, part.numel()).copy_(part);
-        at_byte += part.numel();
+        const std::int64_t count =
+            std::int64_t(sources[i]->bytes /
+                         std::uint64_t(sources[i]->rows())) *
+            (rows[i].second - rows[i].first);
+        at::Tensor part = bytes.narrow(0, at_byte, count);
+        checkpoint.read_block_rows(*sources[i], rows[i].first, rows[i].second,
+                                   part);
+        at_byte += count;
+        if (!sources[i]->gguf)
+          scales.push_back(checkpoint.row_scales(*sources[i], rows[i].first,
+                                                 rows[i].second));
       }
-      QuantizedTensor q = make_quantized(
-          GgmlType(sources.front()->ggml_type), declared.sizes().vec(),
-          device.is_cpu() ? bytes : bytes.to(device));
+      if (!device.is_cpu()) bytes = bytes.to(device);
+      const auto float8 = float8_format(sources.front()->type);
+      QuantizedTensor q =
+          float8 ? make_float8(*float8, declared.sizes().vec(), bytes,
+                               at::cat(scales).to(device))
+                 : make_quantized(GgmlType(sources.front()->ggml_type),
+                                  declared.sizes().vec(), bytes);
       report.bytes += q.bytes();
       quantized[recipe.target] = std::move(q);
       loaded[recipe.target] = declared;  // stays a shape
       ++report.tensors;
       continue;
     }
-    // Off the host, the bytes travel as stored and are converted there.
-    at::ScalarType host_dtype = dtype;
+    // Off the host, the bytes travel as stored and are converted there; fp8
+    // values are scaled in float32 before they take `dtype`.
+    bool scaled = false;
+    for (const StoredTensor* t : sources)
+      scaled = scaled || listing.scale_of(*t) != nullptr;
+    at::ScalarType host_dtype = scaled ? at::kFloat : dtype;
     if (!device.is_cpu()) {
       host_dtype = Checkpoint::blocks(*sources.front())
                        ? at::kFloat
@@ -409,15 +442,28 @@ LoadReport Module::load(const Checkpoint& checkpoint,
     }
     at::Tensor host =
         at::empty(recipe.shape, at::TensorOptions().dtype(host_dtype));
+    // `part` (whole rows of `t` from `first_row`, contiguous, in any shape)
+    // times the rows' scales, for an fp8 weight with scales.
+    auto scale = [&](const StoredTensor& t, std::int64_t first_row,
+                     at::Tensor part) {
+      if (!listing.scale_of(t) || part.numel() == 0) return;
+      const std::int64_t row_elements = t.elements() / t.rows();
+      const std::int64_t rows = part.numel() / row_elements;
+      part.view({rows, row_elements})
+          .mul_(checkpoint.row_scales(t, first_row, first_row + rows)
+                    .view({rows, 1}));
+    };
     switch (recipe.op) {
     case TensorOp::copy:
       checkpoint.read_values(*sources.front(), 0, host);
+      scale(*sources.front(), 0, host);
       break;
     case TensorOp::rows: {
       const std::int64_t row_elements =
           sources.front()->elements() / sources.front()->rows();
       checkpoint.read_values(*sources.front(), recipe.row_begin * row_elements,
                              host);
+      scale(*sources.front(), recipe.row_begin, host);
       break;
     }
     case TensorOp::concat: {
@@ -425,6 +471,7 @@ LoadReport Module::load(const Checkpoint& checkpoint,
       for (const StoredTensor* t : sources) {
         at::Tensor part = host.narrow(0, row, t->rows());
         checkpoint.read_values(*t, 0, part);
+        scale(*t, 0, part);
         row += t->rows();
       }
       break;
@@ -434,6 +481,7 @@ LoadReport Module::load(const Checkpoint& checkpoint,
         at::Tensor part =
             at::empty(sources[i]->shape, at::TensorOptions().dtype(host_dtype));
         checkpoint.read_values(*sources[i], 0, part);
+        scale(*sources[i], 0, part);
         host.select(recipe.dim, std::int64_t(i)).copy_(part);
       }
       break;

@@ -3,6 +3,7 @@
 #include <ATen/CPUGeneratorImpl.h>
 #include <fmt/format.h>
 
+#include <cmath>
 #include <utility>
 
 #include "mold/base/error.hpp"
@@ -169,11 +170,30 @@ at::Tensor DiffusionPipeline::host_noise(std::uint64_t seed,
   return at::randn(shape, generator, at::kFloat);
 }
 
+void DiffusionPipeline::check_denoised(const at::Tensor& latents) const {
+  if (std::isfinite(latents.sum().item<double>())) return;
+  const auto bad = at::isfinite(latents).logical_not().sum().item<int64_t>();
+  const auto nan = at::isnan(latents).sum().item<int64_t>();
+  if (bad == 0) return;  // a finite tensor whose sum overflowed
+  auto source = [](const std::shared_ptr<ModuleComponent>& component) {
+    return component ? component->describe_source() : std::string("none");
+  };
+  throw Error(fmt::format(
+      "the denoised latents have {} of their {} values not finite ({} NaN, "
+      "{} Inf), so the image would be blank. They come from the transformer "
+      "({}) conditioned by the text encoder ({}): a checkpoint with NaN or "
+      "Inf weights, or a config value far out of range, makes this. Check "
+      "those files (re-download them, or use the model's other file)",
+      bad, latents.numel(), nan, bad - nan, source(transformer_),
+      source(text_encoder_)));
+}
+
 GeneratedImage DiffusionPipeline::vae_decode(const PlannedPhase& phase,
                                              const at::Tensor& latents,
                                              RunContext& context) {
   GeneratedImage generated;
   generated.tensors.emplace_back("latents", latents.to(at::kFloat));
+  check_denoised(latents);
   context.run_phase(phase, [&](PhaseScope& scope) {
     auto& vae =
         dynamic_cast<Vae&>(scope.component_as<ModuleComponent>().module());

@@ -65,7 +65,9 @@ ModuleComponent::ModuleComponent(std::string name,
   if (source_.checkpoint) {
     // As the layout puts them there: quantized matrices' blocks at their
     // stored size, the rest in the run's dtype.
-    const Checkpoint checkpoint = Checkpoint::open(source_.files());
+    checkpoint_ =
+        std::make_shared<const Checkpoint>(Checkpoint::open(source_.files()));
+    const Checkpoint& checkpoint = *checkpoint_;
     mapping_ = layout_of(checkpoint, source_, name_, *module_);
     // What would stop the load, found now: before a plan or a run.
     LoadOptions options = source_.options;
@@ -76,8 +78,9 @@ ModuleComponent::ModuleComponent(std::string name,
         module_->loaded_bytes(checkpoint.listing(), *mapping_, dtype_);
     for (const auto& [param, t] : module_->parameters())
       if (const TensorRecipe* recipe = mapping_->recipe(param))
-        quantized_ = quantized_ || Module::keeps_blocks(
-                                       *recipe, checkpoint.listing(), t.dim());
+        quantized_ =
+            quantized_ || module_->keeps_blocks(param, *recipe,
+                                                checkpoint.listing(), t.dim());
   } else if (source_.seeded() && source_.quantize) {
     const GgmlTypeInfo* info = ggml_type_info(std::uint32_t(*source_.quantize));
     for (const auto& [name, t] : module_->parameters()) {
@@ -162,7 +165,7 @@ void ModuleComponent::load(Backend& backend) {
     if (host_copy_) {
       module_->to(device, dtype_);
     } else if (source_.checkpoint) {
-      const Checkpoint checkpoint = Checkpoint::open(source_.files());
+      const Checkpoint& checkpoint = *checkpoint_;
       LoadOptions options = source_.options;
       options.layouts = describe_layouts(source_.layouts, name_);
       const LoadReport report =

@@ -37,6 +37,7 @@ Checkpoint Checkpoint::open(const std::vector<std::filesystem::path>& paths) {
       part.weights = WeightSet::open(path);
     checkpoint.add(std::move(part));
   }
+  checkpoint.listing_.check_scales();
   return checkpoint;
 }
 
@@ -45,6 +46,7 @@ Checkpoint Checkpoint::of(WeightSet weights) {
   Part part;
   part.weights = std::move(weights);
   checkpoint.add(std::move(part));
+  checkpoint.listing_.check_scales();
   return checkpoint;
 }
 
@@ -57,7 +59,7 @@ Checkpoint Checkpoint::of(GgufFile file) {
 }
 
 bool Checkpoint::blocks(const StoredTensor& t) {
-  if (!t.gguf) return false;
+  if (!t.gguf) return float8_format(t.type).has_value();
   const auto type = GgmlType(t.ggml_type);
   return type != GgmlType::f32 && type != GgmlType::f16 &&
          type != GgmlType::bf16;
@@ -81,6 +83,7 @@ at::ScalarType Checkpoint::stored_dtype(const StoredTensor& t) const {
                                   origin_, t.name, t.type));
     }
   }
+  if (float8_format(t.type)) return at::kFloat;  // decoded
   const Part& part = parts_[part_of_file_[t.file]];
   return part.weights->view(t.name).scalar_type();
 }
@@ -116,22 +119,48 @@ void Checkpoint::read_values(const StoredTensor& t, std::int64_t first,
   destination.copy_(host);
 }
 
-at::Tensor Checkpoint::read_block_rows(const StoredTensor& t,
-                                       std::int64_t row_begin,
-                                       std::int64_t row_end) const {
-  const GgufFile& file = gguf_of(t);
-  const GgufTensorInfo& info = *file.tensor(t.name);
+void Checkpoint::read_block_rows(const StoredTensor& t, std::int64_t row_begin,
+                                 std::int64_t row_end,
+                                 at::Tensor& destination) const {
   const std::int64_t rows = t.rows();
+  auto fail = [&](const std::string& what) {
+    const std::string message =
+        fmt::format("{}: tensor '{}' {}", origin_, t.name, what);
+    if (t.gguf) throw GgufError(message);
+    throw SafetensorsError(message);
+  };
+  if (!blocks(t)) fail(fmt::format("is {}, not blocks or fp8 bytes", t.type));
   if (row_begin < 0 || row_end < row_begin || row_end > rows || rows == 0)
-    throw GgufError(fmt::format("{}: tensor '{}' has {} rows, not {}..{}",
-                                origin_, t.name, rows, row_begin, row_end));
-  const std::uint64_t row_bytes = info.bytes / std::uint64_t(rows);
-  at::Tensor bytes =
-      at::empty({std::int64_t(row_bytes) * (row_end - row_begin)},
-                at::TensorOptions().dtype(at::kByte));
-  file.read(info, bytes.data_ptr(), std::uint64_t(row_begin) * row_bytes,
-            std::uint64_t(row_end - row_begin) * row_bytes);
-  return bytes;
+    fail(fmt::format("has {} rows, not {}..{}", rows, row_begin, row_end));
+  const std::uint64_t row_bytes = t.bytes / std::uint64_t(rows);
+  const std::uint64_t count = std::uint64_t(row_end - row_begin) * row_bytes;
+  if (destination.scalar_type() != at::kByte || !destination.is_contiguous() ||
+      !destination.device().is_cpu() ||
+      std::uint64_t(destination.numel()) != count)
+    throw InvalidArgument(fmt::format(
+        "{}: rows {}..{} of tensor '{}' are {} bytes; the destination is not "
+        "a contiguous cpu uint8 tensor of that size",
+        origin_, row_begin, row_end, t.name, count));
+  const std::uint64_t from = std::uint64_t(row_begin) * row_bytes;
+  const Part& part = parts_[part_of_file_[t.file]];
+  if (part.weights) {
+    part.weights->file_of(t.name).read_bytes_into(
+        t.name, std::size_t(from), std::size_t(count), destination.data_ptr());
+    return;
+  }
+  const GgufFile& file = gguf_of(t);
+  file.read(*file.tensor(t.name), destination.data_ptr(), from, count);
+}
+
+at::Tensor Checkpoint::row_scales(const StoredTensor& t, std::int64_t row_begin,
+                                  std::int64_t row_end) const {
+  const std::int64_t rows = row_end - row_begin;
+  const StoredTensor* scale = listing_.scale_of(t);
+  if (!scale) return at::ones({rows}, at::kFloat);
+  at::Tensor values = at::empty({scale->elements()}, at::kFloat);
+  read_values(*scale, 0, values);
+  if (values.numel() == 1) return values.expand({rows}).contiguous();
+  return values.narrow(0, row_begin, rows).contiguous();
 }
 
 }  // namespace mold

@@ -77,9 +77,20 @@ at::Tensor iq4_levels(const c10::Device& device) {
       .to(device);
 }
 
+/// A float8 format's 256 values as float32 on `device`.
+at::Tensor float8_values(Float8Format format, const c10::Device& device) {
+  const auto& table = float8_table(format);
+  return at::from_blob(const_cast<float*>(table.data()), {256}, at::kFloat)
+      .to(device);
+}
+
 at::Tensor dequantize_float(const QuantizedTensor& t) {
   const at::Tensor& b = t.blocks;
   const std::int64_t n = b.size(0);
+  if (t.float8)
+    return (float8_values(*t.float8, b.device()).index({b.to(at::kLong)}) *
+            t.scale.view({-1, 1}))
+        .reshape({-1});
   switch (t.type) {
   case GgmlType::f32:
     return b.contiguous().view(at::kFloat).reshape({-1});
@@ -243,6 +254,39 @@ at::Tensor dequantize_float(const QuantizedTensor& t) {
                                     ggml_type_name(std::uint32_t(t.type))));
 }
 
+/// An fp8 weight into `out` (float32, bfloat16 or half, on the cpu): each
+/// byte's value times its row's scale in float32, converted as Tensor::to()
+/// does, rows over the intra-op threads.
+void dequantize_float8_on_cpu(const QuantizedTensor& tensor, at::Tensor& out) {
+  const auto& table = float8_table(*tensor.float8);
+  const at::Tensor blocks = tensor.blocks.contiguous();
+  const at::Tensor scale = tensor.scale.contiguous();
+  const std::uint8_t* in = blocks.data_ptr<std::uint8_t>();
+  const float* row_scale = scale.data_ptr<float>();
+  const std::int64_t rows = blocks.size(0), columns = blocks.size(1);
+  auto decode = [&](auto* y) {
+    using T = std::remove_pointer_t<decltype(y)>;
+    at::parallel_for(0, rows, std::max<std::int64_t>(1, 65536 / columns),
+                     [&](std::int64_t begin, std::int64_t end) {
+                       for (std::int64_t r = begin; r < end; ++r) {
+                         const float s = row_scale[r];
+                         const std::uint8_t* x = in + r * columns;
+                         T* dst = y + r * columns;
+                         for (std::int64_t j = 0; j < columns; ++j)
+                           dst[j] = T(table[x[j]] * s);
+                       }
+                     });
+  };
+  switch (out.scalar_type()) {
+  case at::kFloat:
+    return decode(out.data_ptr<float>());
+  case at::kBFloat16:
+    return decode(out.data_ptr<at::BFloat16>());
+  default:
+    return decode(out.data_ptr<at::Half>());
+  }
+}
+
 }  // namespace
 
 std::int64_t QuantizedTensor::numel() const {
@@ -252,7 +296,41 @@ std::int64_t QuantizedTensor::numel() const {
 }
 
 Bytes QuantizedTensor::bytes() const {
-  return blocks.defined() ? Bytes(blocks.numel()) : 0;
+  return (blocks.defined() ? Bytes(blocks.numel()) : 0) +
+         (scale.defined() ? Bytes(scale.nbytes()) : 0);
+}
+
+std::string QuantizedTensor::type_name() const {
+  return float8 ? std::string(float8_dtype_name(*float8))
+                : ggml_type_name(std::uint32_t(type));
+}
+
+void QuantizedTensor::to(const c10::Device& device) {
+  if (blocks.defined() && blocks.device() != device) blocks = blocks.to(device);
+  if (scale.defined() && scale.device() != device) scale = scale.to(device);
+}
+
+QuantizedTensor make_float8(Float8Format format,
+                            std::vector<std::int64_t> shape, at::Tensor bytes,
+                            at::Tensor scale) {
+  QuantizedTensor t;
+  t.float8 = format;
+  t.shape = std::move(shape);
+  const std::int64_t rows = t.shape.size() == 2 ? t.shape[0] : 0;
+  if (rows <= 0 || t.shape[1] <= 0 || bytes.scalar_type() != at::kByte ||
+      bytes.numel() != t.numel() || scale.scalar_type() != at::kFloat ||
+      (scale.numel() != 1 && scale.numel() != rows) ||
+      scale.device() != bytes.device())
+    throw InvalidArgument(fmt::format(
+        "{} weight of shape {}: expected {} bytes of uint8 and 1 or {} "
+        "float32 scales on one device, got {} of {} and {} of {}",
+        float8_dtype_name(format), c10::str(at::IntArrayRef(t.shape)),
+        t.numel(), rows, bytes.numel(),
+        std::string(c10::toString(bytes.scalar_type())), scale.numel(),
+        std::string(c10::toString(scale.scalar_type()))));
+  t.blocks = bytes.reshape({rows, t.shape[1]});
+  t.scale = scale.reshape({-1}).expand({rows}).contiguous();
+  return t;
 }
 
 QuantizedTensor make_quantized(GgmlType type, std::vector<std::int64_t> shape,
@@ -318,6 +396,10 @@ void dequantize_into(const QuantizedTensor& tensor, at::Tensor& out) {
   if (!tensor.blocks.is_cpu() ||
       (dtype != at::kFloat && dtype != at::kBFloat16 && dtype != at::kHalf)) {
     out.copy_(dequantize_by_tensor_ops(tensor, dtype).view(out.sizes()));
+    return;
+  }
+  if (tensor.float8) {
+    dequantize_float8_on_cpu(tensor, out);
     return;
   }
   const GgmlTypeInfo& info = *ggml_type_info(std::uint32_t(tensor.type));

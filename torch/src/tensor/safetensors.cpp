@@ -22,16 +22,19 @@ namespace {
 
 struct DtypeInfo {
   const char* name;
-  at::ScalarType type;
+  at::ScalarType type;  ///< float32 for fp8: the type its values are read in
   std::size_t size;
 };
 
 // The dtypes parse_safetensors_header() accepts, with their libtorch types.
+// libtorch 1.13 has no float8: fp8 bytes are decoded (mold/tensor/float8.hpp).
 constexpr DtypeInfo kDtypes[] = {
-    {"F32", at::kFloat, 4},  {"F16", at::kHalf, 2}, {"BF16", at::kBFloat16, 2},
-    {"F64", at::kDouble, 8}, {"I64", at::kLong, 8}, {"I32", at::kInt, 4},
-    {"I16", at::kShort, 2},  {"I8", at::kChar, 1},  {"U8", at::kByte, 1},
-    {"BOOL", at::kBool, 1},
+    {"F32", at::kFloat, 4},     {"F16", at::kHalf, 2},
+    {"BF16", at::kBFloat16, 2}, {"F64", at::kDouble, 8},
+    {"I64", at::kLong, 8},      {"I32", at::kInt, 4},
+    {"I16", at::kShort, 2},     {"I8", at::kChar, 1},
+    {"U8", at::kByte, 1},       {"BOOL", at::kBool, 1},
+    {"F8_E4M3", at::kFloat, 1}, {"F8_E5M2", at::kFloat, 1},
 };
 
 const DtypeInfo* dtype_by_name(const std::string& name) {
@@ -42,8 +45,15 @@ const DtypeInfo* dtype_by_name(const std::string& name) {
 
 const DtypeInfo* dtype_by_type(at::ScalarType type) {
   for (const auto& d : kDtypes)
-    if (type == d.type) return &d;
+    if (type == d.type && !float8_format(d.name)) return &d;
   return nullptr;
+}
+
+/// `count` fp8 bytes decoded into float32.
+void decode_float8(Float8Format format, const std::uint8_t* in,
+                   std::size_t count, float* out) {
+  const auto& table = float8_table(format);
+  for (std::size_t i = 0; i < count; ++i) out[i] = table[in[i]];
 }
 
 }  // namespace
@@ -65,26 +75,12 @@ SafetensorsFile SafetensorsFile::open(const fs::path& path) {
   auto fail = [&](const std::string& what) {
     return SafetensorsError(fmt::format("{}: {}", path.string(), what));
   };
-  // O_NONBLOCK: opening a FIFO must not wait for a writer; it is then refused
-  // as not a regular file.
-  const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC | O_NONBLOCK);
-  if (fd < 0)
-    throw fail(
-        fmt::format("cannot open: {}. Check the path", std::strerror(errno)));
-  struct stat st {};
-  if (fstat(fd, &st) != 0) {
-    ::close(fd);
-    throw fail("cannot read its size");
-  }
-  if (!S_ISREG(st.st_mode)) {
-    ::close(fd);
-    throw fail(fmt::format("is {}, not a regular file: give a safetensors file",
-                           describe_file_type(path)));
-  }
+  const OpenSafetensors opened = open_safetensors_file(path.string());
+  const int fd = opened.fd;
   SafetensorsFile file;
   file.path_ = path;
   file.mapping_ = std::make_shared<Mapping>();
-  const std::size_t size = std::size_t(st.st_size);
+  const std::size_t size = std::size_t(opened.size);
   if (size < 8) {  // too short to map usefully: the parser says why
     ::close(fd);
     const char nothing[8] = {};
@@ -126,6 +122,7 @@ const SafetensorsEntry& SafetensorsFile::entry(const std::string& name) const {
 at::Tensor SafetensorsFile::view(const std::string& name) const {
   const SafetensorsEntry& e = entry(name);
   const DtypeInfo* dtype = dtype_by_name(e.dtype);
+  if (float8_format(e.dtype)) return tensor(name);  // decoded: no view
   void* data = const_cast<char*>(mapping_->data + e.begin);
   if (reinterpret_cast<std::uintptr_t>(data) % dtype->size != 0)
     return tensor(name);  // misaligned for its type: a copy instead of a view
@@ -139,6 +136,13 @@ at::Tensor SafetensorsFile::tensor(const std::string& name) const {
   const SafetensorsEntry& e = entry(name);
   const DtypeInfo* dtype = dtype_by_name(e.dtype);
   at::Tensor out = at::empty(e.shape, at::TensorOptions().dtype(dtype->type));
+  if (const auto format = float8_format(e.dtype)) {
+    decode_float8(
+        *format,
+        reinterpret_cast<const std::uint8_t*>(mapping_->data + e.begin),
+        e.end - e.begin, out.data_ptr<float>());
+    return out;
+  }
   if (e.end > e.begin)
     std::memcpy(out.data_ptr(), mapping_->data + e.begin, e.end - e.begin);
   return out;
@@ -210,24 +214,53 @@ void SafetensorsFile::read_range_into(const std::string& name,
     }
   };
   at::NoGradGuard no_grad;
-  if (destination.scalar_type() == stored->type) {
+  const auto float8 = float8_format(e.dtype);
+  if (destination.scalar_type() == stored->type && !float8) {
     read_bytes(destination.data_ptr(), bytes, 0);
     return;
   }
   // Another dtype: a bounded buffer in the stored dtype, converted into the
   // destination piece by piece.
   const auto elements = std::int64_t(count);
-  const std::int64_t chunk =
-      std::max<std::int64_t>(1, std::int64_t(chunk_bytes / stored->size));
+  const std::int64_t chunk = std::max<std::int64_t>(
+      1, std::int64_t(chunk_bytes / c10::elementSize(stored->type)));
   at::Tensor buffer = at::empty({std::min(chunk, elements)},
                                 at::TensorOptions().dtype(stored->type));
+  // fp8: the bytes land at the end of the float buffer and are decoded in
+  // place, front to back (each float is written after its byte is read).
   at::Tensor flat = destination.view({-1});
   for (std::int64_t done = 0; done < elements; done += chunk) {
     const std::int64_t n = std::min(chunk, elements - done);
     at::Tensor piece = buffer.narrow(0, 0, n);
-    read_bytes(piece.data_ptr(), std::size_t(n) * stored->size,
-               std::size_t(done) * stored->size);
+    if (float8) {
+      auto* values = piece.data_ptr<float>();
+      auto* raw = reinterpret_cast<std::uint8_t*>(values + n) - n;
+      read_bytes(raw, std::size_t(n), std::size_t(done));
+      decode_float8(*float8, raw, std::size_t(n), values);
+    } else {
+      read_bytes(piece.data_ptr(), std::size_t(n) * stored->size,
+                 std::size_t(done) * stored->size);
+    }
     flat.narrow(0, done, n).copy_(piece);
+  }
+}
+
+void SafetensorsFile::read_bytes_into(const std::string& name,
+                                      std::size_t first, std::size_t count,
+                                      void* destination) const {
+  const SafetensorsEntry& e = entry(name);
+  if (first > e.end - e.begin || count > e.end - e.begin - first)
+    throw InvalidArgument(fmt::format(
+        "{}: tensor '{}' has {} bytes; bytes {}..{} were asked for",
+        path_.string(), name, e.end - e.begin, first, first + count));
+  if (count == 0) return;
+  const auto offset = off_t(mapping_->data_offset + e.begin + first);
+  posix_fadvise(mapping_->fd, offset, off_t(count), POSIX_FADV_SEQUENTIAL);
+  try {
+    read_at(mapping_->fd, destination, count, offset);
+  } catch (const Error& error) {
+    throw SafetensorsError(
+        fmt::format("{}: tensor '{}': {}", path_.string(), name, error.what()));
   }
 }
 

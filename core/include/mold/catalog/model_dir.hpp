@@ -24,6 +24,7 @@
 #include <cstddef>
 #include <filesystem>
 #include <optional>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -51,6 +52,8 @@ class ModelDir {
   /// The present components (not those given as [null, null]), sorted.
   std::vector<std::string> components() const;
   bool has(const std::string& component) const;
+  /// Whether the index gives `component` as [null, null].
+  bool is_absent(const std::string& component) const;
   /// "diffusers" or "transformers". NotFound unless has(component).
   std::string component_library(const std::string& component) const;
   /// "ZImageTransformer2DModel". NotFound unless has(component).
@@ -88,7 +91,11 @@ class ModelDir {
 /// pipeline or component class `model` does not list (ModelInfo's
 /// pipeline_classes, component_classes): a Qwen-Image-Edit directory given
 /// for qwen-image-edit-2511 would run with the other pipeline's prompt and
-/// images, a FLUX directory with Z-Image's.
-void require_model_classes(const ModelDir& dir, const ModelInfo& model);
+/// images, a FLUX directory with Z-Image's. A component `model` needs that
+/// the index leaves out, gives as [null, null] or as no [library, class]
+/// pair is refused the same way, unless it is in `given` (a file given for
+/// it: --transformer).
+void require_model_classes(const ModelDir& dir, const ModelInfo& model,
+                           const std::set<std::string>& given = {});
 
 }  // namespace mold

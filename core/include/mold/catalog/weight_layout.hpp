@@ -143,7 +143,9 @@ struct WeightLayout {
 /// The layout of `listing` among `layouts` for `component` (`what` names
 /// the model in messages: "the zimage transformer"): its mapping, or none
 /// when no layout matches. Two layouts matching at once is a LayoutError
-/// naming both and a marker of each.
+/// naming both and a marker of each; so is an all-in-one checkpoint (a
+/// diffusion model, a VAE and a text encoder under ComfyUI's prefixes in one
+/// file), naming its parts and what to give instead.
 std::optional<LayoutMapping> detect_layout(
     const std::vector<WeightLayout>& layouts, const std::string& component,
     const TensorListing& listing, const std::string& what);

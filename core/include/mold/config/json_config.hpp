@@ -52,9 +52,12 @@ class JsonConfig {
   std::vector<std::string> strings(std::string_view key) const;
   /// A nested object.
   JsonConfig object(std::string_view key) const;
-  /// The value as compact JSON text (for messages and metadata).
+  /// The value as compact JSON text (for metadata and comparisons).
   std::string dump(std::string_view key) const;
   std::string dump() const;
+  /// The value as compact JSON text cut to 60 characters, built no further
+  /// than that: what a message shows of a value from the file.
+  std::string shown(std::string_view key) const;
 
   /// Throws ConfigError naming this file and `key` (dotted below path())
   /// with `problem`: a value this file holds that the reader refuses.

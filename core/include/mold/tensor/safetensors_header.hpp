@@ -42,6 +42,18 @@ struct SafetensorsHeader {
   std::size_t data_size = 0;    ///< its bytes
 };
 
+/// A safetensors file opened read-only: its descriptor (the caller closes
+/// it) and its size.
+struct OpenSafetensors {
+  int fd = -1;
+  std::uint64_t size = 0;
+};
+/// Opens `path` without blocking (a FIFO is never waited on) and checks, on
+/// the descriptor, that it is a regular file: SafetensorsError naming the
+/// path and what it is instead otherwise. What every safetensors reader opens
+/// files with.
+OpenSafetensors open_safetensors_file(const std::string& path);
+
 /// Parses the header of a file of `size` bytes that starts at `bytes`: a
 /// truncated file, bad JSON, an unknown dtype, a size that disagrees with the
 /// shape, or offsets out of range or overlapping are SafetensorsErrors that

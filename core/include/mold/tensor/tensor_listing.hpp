@@ -54,6 +54,22 @@ class TensorListing {
 
   const std::vector<std::filesystem::path>& files() const { return files_; }
   const std::vector<StoredTensor>& tensors() const { return tensors_; }
+  /// The tensors set aside beside the weights of a safetensors file (fp8
+  /// scales, input scales, markers: mold/tensor/weight_scales.hpp), by name;
+  /// layouts never see them.
+  const std::map<std::string, StoredTensor>& companions() const {
+    return companions_;
+  }
+  /// The scale of fp8 weight `weight` (one value, or one per row); nullptr
+  /// for a weight without one (its values are its fp8 values).
+  const StoredTensor* scale_of(const StoredTensor& weight) const;
+  /// Refuses, as a SafetensorsError naming the file and tensor, what mold
+  /// cannot read as weights times their scales: a tensor of another
+  /// quantization (nvfp4, bitsandbytes, ...), a scale of no weight, of a
+  /// weight that is not fp8 (int8, packed 4-bit), two scales for one
+  /// weight, or scales that are neither one per tensor nor one per row.
+  /// Call it once every file is added (a scale may be in another shard).
+  void check_scales() const;
   /// The tensor named `name`; nullptr when absent.
   const StoredTensor* find(const std::string& name) const;
   bool contains(const std::string& name) const { return find(name); }
@@ -69,8 +85,9 @@ class TensorListing {
   std::uint64_t bytes() const;
 
  private:
-  void add(StoredTensor tensor);
+  void add(StoredTensor tensor, bool safetensors);
   std::vector<std::filesystem::path> files_;
+  std::map<std::string, StoredTensor> companions_;
   std::vector<std::string> gguf_architectures_;
   std::vector<StoredTensor> tensors_;
   std::map<std::string, std::size_t> index_;
@@ -84,7 +101,7 @@ inline constexpr std::uint64_t kMaxSafetensorsHeader = std::uint64_t(100) << 20;
 /// (GgufFile::open), a `.safetensors` file (its header only, at most
 /// kMaxSafetensorsHeader), or a directory (its `.safetensors` shards, or its
 /// one `.gguf`). Only regular files are read. SafetensorsError/GgufError
-/// naming the file for what is not one.
+/// naming the file for what is not one; check_scales() is run.
 TensorListing read_tensor_listing(
     const std::vector<std::filesystem::path>& paths);
 

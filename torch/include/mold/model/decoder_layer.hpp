@@ -23,8 +23,10 @@ struct DecoderLayerConfig {
 };
 
 /// A weight of the layer by its name under the layer's prefix
-/// ("self_attn.q_proj.weight"); nullptr where the model has none (a bias).
-using LayerWeights = std::function<const at::Tensor*(const std::string&)>;
+/// ("self_attn.q_proj.weight"), in the layer's dtype (a quantized matrix
+/// dequantized for this use); an undefined tensor where the model has none
+/// (a bias).
+using LayerWeights = std::function<at::Tensor(const std::string&)>;
 
 /// x (B, L, hidden) through one layer. cos and sin broadcast against
 /// (B, heads, L, head_dim) (the rotate_half convention); `blocked` (bool,

@@ -34,6 +34,9 @@ class Denoiser : public Module {
   virtual int64_t latent_multiple() const = 0;
   /// The text hidden size it takes (D).
   virtual int64_t text_dim() const = 0;
+  /// A denoiser reads every matrix through weight(): quantized files' (GGUF,
+  /// fp8) matrices stay quantized on the device.
+  bool reads_quantized_weights() const override { return true; }
 
  protected:
   /// "[1, 16, 64, 64] Float", or "an undefined tensor".

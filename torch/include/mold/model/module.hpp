@@ -126,12 +126,18 @@ class Module {
   LoadReport check_load(const TensorListing& listing,
                         const LayoutMapping& mapping, const std::string& origin,
                         const LoadOptions& options = {}) const;
-  /// Whether `recipe` makes a parameter held as ggml blocks: a matrix whose
-  /// sources are all blocks of one type, copied, split by rows or
-  /// concatenated.
-  static bool keeps_blocks(const TensorRecipe& recipe,
-                           const TensorListing& listing,
-                           std::int64_t parameter_dims);
+  /// Whether the module's forward reads every matrix through weight(),
+  /// weights_under() or rows_of(), so that matrices may be held quantized
+  /// (denoisers and text encoders); a module that reads them with p() (a
+  /// VAE) has every parameter converted on load.
+  virtual bool reads_quantized_weights() const { return false; }
+  /// Whether `recipe` makes parameter `name` (of `parameter_dims`
+  /// dimensions) held as it is stored: a "*.weight" matrix of a module that
+  /// reads_quantized_weights(), whose sources are all ggml blocks or fp8
+  /// bytes of one type, copied, split by rows or concatenated.
+  bool keeps_blocks(const std::string& name, const TensorRecipe& recipe,
+                    const TensorListing& listing,
+                    std::int64_t parameter_dims) const;
   /// Bytes the parameters take on the device once loaded from `listing` by
   /// `mapping` in `dtype`: blocks at their stored size, the rest converted.
   Bytes loaded_bytes(const TensorListing& listing, const LayoutMapping& mapping,
@@ -140,7 +146,7 @@ class Module {
   /// blocks of `type` (Q4_0 or Q8_0) by its blocks, as ggml's reference
   /// quantizer makes them: a seeded model's q4 and q8 variants. Others stay.
   void quantize(GgmlType type);
-  /// Whether `name` is held quantized.
+  /// Whether `name` is held quantized (ggml blocks or fp8 bytes).
   bool is_quantized(const std::string& name) const {
     return quantized_.count(name) > 0;
   }
@@ -184,12 +190,24 @@ class Module {
   /// aliases `scratch` until the next call.
   at::Tensor weight(const std::string& name, at::Tensor& scratch) const;
   bool has(const std::string& name) const { return params_.count(name) > 0; }
-  /// The parameters named `prefix` + name, by name ("layers.3." then
-  /// "self_attn.q_proj.weight"): nullptr for one the module does not have
-  /// (a bias), else as p() (which throws for one without values). What a
-  /// shared layer (mold/model/decoder_layer.hpp) reads its weights through.
-  std::function<const at::Tensor*(const std::string&)> parameters_under(
+  /// Rows `ids` (int64, any shape) of an embedding matrix `name`, shape
+  /// ids.shape + [columns], in the module's dtype: at::embedding() of
+  /// p(name), or for one held quantized only those rows' blocks dequantized
+  /// (never the whole vocabulary).
+  at::Tensor rows_of(const std::string& name, const at::Tensor& ids) const;
+  /// The weights named `prefix` + name, by name ("layers.3." then
+  /// "self_attn.q_proj.weight"): an undefined tensor for one the module does
+  /// not have (a bias), else as weight() (a quantized matrix dequantized for
+  /// its use only). What a shared layer (mold/model/decoder_layer.hpp)
+  /// reads its weights through.
+  std::function<at::Tensor(const std::string&)> weights_under(
       std::string prefix) const;
+  /// Frees a forward pass's scratch buffer (weight(name, scratch)) when the
+  /// pass ends, however it ends.
+  struct ScratchRelease {
+    at::Tensor& scratch;
+    ~ScratchRelease() { scratch.reset(); }
+  };
   /// The value init_from_seed() gives one parameter (float32, on the host):
   /// norm scales 1, norm shifts 0, other biases N(0, 0.02^2), other weights
   /// N(0, 1/fan_in). Architectures override it where their reference

@@ -21,6 +21,9 @@ class TextEncoder : public Module {
                             const at::Tensor& attention_mask) const = 0;
   virtual int64_t hidden_size() const = 0;
   virtual int64_t vocab_size() const = 0;
+  /// A text encoder reads every matrix through weight(), weights_under()
+  /// or rows_of() (its embeddings): quantized files' matrices stay quantized.
+  bool reads_quantized_weights() const override { return true; }
 
  protected:
   /// input_ids (B, L) int64, at least one token, at most `max_positions`,

@@ -73,10 +73,16 @@ class DiffusionPipeline : public Pipeline {
   /// everywhere, and the same noise as diffusers with a CPU torch.Generator.
   static at::Tensor host_noise(std::uint64_t seed, at::IntArrayRef shape);
 
+  /// Throws Error (exit 1) naming the transformer's and the text encoder's
+  /// files when `latents`, the denoising's result, holds NaN or Inf: what
+  /// NaN weights make, caught before a VAE would spread them over a blank
+  /// image.
+  void check_denoised(const at::Tensor& latents) const;
   /// Runs `phase` (vae_decode) on `latents` (the denoiser's space) through
-  /// the VAE's recovery ladder, and post-processes as diffusers does ([-1, 1]
-  /// -> [0, 1] -> round(x * 255)): the image, with the tensors "latents" and
-  /// "image" (float32, before rounding) for checks against reference code.
+  /// the VAE's recovery ladder (after check_denoised()), and post-processes
+  /// as diffusers does ([-1, 1] -> [0, 1] -> round(x * 255)): the image, with
+  /// the tensors "latents" and "image" (float32, before rounding) for checks
+  /// against reference code.
   GeneratedImage vae_decode(const PlannedPhase& phase,
                             const at::Tensor& latents, RunContext& context);
   /// Runs `phase` (vae_encode) on `image` ((1, 3, H, W) in [-1, 1]) through

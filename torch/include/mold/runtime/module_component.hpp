@@ -19,6 +19,8 @@
 
 namespace mold {
 
+class Checkpoint;
+
 /// Where a component's weights come from.
 struct WeightSource {
   /// A checkpoint (a .gguf file, or a safetensors file, index or folder:
@@ -91,6 +93,10 @@ class ModuleComponent final : public CachedComponent {
   std::function<void(const std::string&)> warn_;
   Residency residency_ = Residency::unloaded;
   bool host_copy_ = false;  // parked weights are in host memory
+  /// The checkpoint's files, open from construction (where the layout is
+  /// detected and checked) to every load: what was checked is what loads,
+  /// even when a file is replaced on disk in between.
+  std::shared_ptr<const Checkpoint> checkpoint_;
   std::optional<LayoutMapping> mapping_;
   Bytes device_bytes_ = 0;
   bool quantized_ = false;

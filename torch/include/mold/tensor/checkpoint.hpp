@@ -25,7 +25,8 @@ class Checkpoint {
  public:
   /// Opens each path: a `.gguf` file, or a safetensors file, index or
   /// directory (WeightSet::open). A tensor name in two of them is an error
-  /// naming both files.
+  /// naming both files; scales that mold cannot apply are refused
+  /// (TensorListing::check_scales()).
   static Checkpoint open(const std::vector<std::filesystem::path>& paths);
   static Checkpoint of(WeightSet weights);
   static Checkpoint of(GgufFile file);
@@ -41,7 +42,8 @@ class Checkpoint {
   /// Whether every file is a GGUF (its errors are GgufErrors).
   bool gguf_only() const { return gguf_only_; }
 
-  /// Whether `t` is stored as ggml blocks (not F32, F16 or BF16 values).
+  /// Whether `t` is stored as ggml blocks (not F32, F16 or BF16 values) or
+  /// as fp8 bytes: what a matrix keeps on the device as it is stored.
   static bool blocks(const StoredTensor& t);
   /// The dtype `t`'s values are stored in (F32, F16, BF16, F64, ...);
   /// SafetensorsError/GgufError naming it for one mold does not read as
@@ -53,10 +55,15 @@ class Checkpoint {
   /// whole and dequantized.
   void read_values(const StoredTensor& t, std::int64_t first,
                    at::Tensor& destination) const;
-  /// Rows [row_begin, row_end) of dim 0 of a tensor stored as ggml blocks,
-  /// as bytes on the host (blocks never straddle rows).
-  at::Tensor read_block_rows(const StoredTensor& t, std::int64_t row_begin,
-                             std::int64_t row_end) const;
+  /// Rows [row_begin, row_end) of dim 0 of a tensor stored as ggml blocks or
+  /// fp8 bytes, as stored, into `destination` (contiguous uint8 on the host,
+  /// exactly their bytes: blocks never straddle rows).
+  void read_block_rows(const StoredTensor& t, std::int64_t row_begin,
+                       std::int64_t row_end, at::Tensor& destination) const;
+  /// The scale of each row [row_begin, row_end) of fp8 weight `t` (float32;
+  /// its one scale repeated, or ones when it has none).
+  at::Tensor row_scales(const StoredTensor& t, std::int64_t row_begin,
+                        std::int64_t row_end) const;
 
  private:
   struct Part {

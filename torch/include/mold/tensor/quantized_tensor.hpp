@@ -4,7 +4,9 @@
 /// 16. Dequantization is a few tensor operations on the blocks (bit masks,
 /// shifts, a multiply and an add per element, in float32 as ggml's reference
 /// does it), so it runs on whatever device holds them and matches
-/// mold/tensor/ggml_quant.hpp's reference bit for bit.
+/// mold/tensor/ggml_quant.hpp's reference bit for bit. An fp8 weight is held
+/// the same way: one byte per element and a float32 scale per row, decoded
+/// through mold/tensor/float8.hpp's table.
 
 #include <ATen/ATen.h>
 
@@ -12,20 +14,37 @@
 #include <vector>
 
 #include "mold/base/bytes.hpp"
+#include "mold/tensor/float8.hpp"
 #include "mold/tensor/ggml_quant.hpp"
 #include "mold/tensor/gguf_file.hpp"
 
 namespace mold {
 
 struct QuantizedTensor {
-  GgmlType type = GgmlType::f32;
+  GgmlType type = GgmlType::f32;  ///< the ggml block type, unless float8
+  /// Set for an fp8 weight: `blocks` is [rows, columns], one byte per
+  /// element, and each row's values are multiplied by its `scale`.
+  std::optional<Float8Format> float8;
   std::vector<std::int64_t> shape;  ///< PyTorch order (outermost first)
   at::Tensor blocks;  ///< uint8, [blocks, block bytes], on its device
+  at::Tensor scale;   ///< fp8 only: float32 [rows], on the blocks' device
 
   std::int64_t numel() const;
-  /// Device bytes it holds: exactly its bytes in the file.
+  /// Device bytes it holds: its bytes in the file (and an fp8 weight's
+  /// scales).
   Bytes bytes() const;
+  /// "Q4_K", "F8_E4M3": what the blocks are, for messages.
+  std::string type_name() const;
+  /// Both tensors moved to `device`.
+  void to(const c10::Device& device);
 };
+
+/// An fp8 matrix: `bytes` (uint8, rows x columns of `shape`) and `scale`
+/// (float32: one value for the whole tensor, or one per row), on one device.
+/// InvalidArgument when they do not match.
+QuantizedTensor make_float8(Float8Format format,
+                            std::vector<std::int64_t> shape, at::Tensor bytes,
+                            at::Tensor scale);
 
 /// The tensor `info` of `file` as blocks on `device` (one copy from the
 /// mapping). Throws GgufError for a type mold cannot dequantize.

@@ -11,6 +11,7 @@
 #include <utility>
 #include <vector>
 
+#include "mold/tensor/float8.hpp"
 #include "mold/tensor/safetensors_header.hpp"
 
 namespace mold {
@@ -21,7 +22,8 @@ inline constexpr std::size_t kReadChunkBytes = std::size_t(64) << 20;
 
 /// A memory-mapped safetensors file. Tensors from view() share the mapping
 /// (copy-on-write: writing to them never changes the file); tensor() copies
-/// into ordinary memory.
+/// into ordinary memory. fp8 tensors (F8_E4M3, F8_E5M2) read as their float32
+/// values (view() copies them too), or as bytes through read_bytes_into().
 class SafetensorsFile {
  public:
   /// Opens and validates the whole header: a truncated file, bad JSON, an
@@ -61,6 +63,11 @@ class SafetensorsFile {
   void read_range_into(const std::string& name, std::int64_t first,
                        at::Tensor& destination,
                        std::size_t chunk_bytes = kReadChunkBytes) const;
+  /// `count` bytes of the tensor as stored, from byte `first`, into
+  /// `destination` (an fp8 weight kept as bytes). InvalidArgument when they
+  /// are not all in it; SafetensorsError when the read fails.
+  void read_bytes_into(const std::string& name, std::size_t first,
+                       std::size_t count, void* destination) const;
   /// Every tensor's entry, by name.
   const std::map<std::string, SafetensorsEntry>& entries() const {
     return entries_;
