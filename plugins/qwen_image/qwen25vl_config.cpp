@@ -18,7 +18,9 @@ namespace {
 Qwen25VLVisionConfig vision_from_json(const JsonConfig& json) {
   Qwen25VLVisionConfig v;
   v.depth = json.integer_or("depth", v.depth, 1, 1024);
-  v.hidden_size = json.integer_or("hidden_size", v.hidden_size, 1, 1 << 16);
+  // Qwen2_5_VLVisionConfig's default for an absent key is 3584 (the
+  // published config gives 1280).
+  v.hidden_size = json.integer_or("hidden_size", 3584, 1, 1 << 16);
   v.intermediate_size =
       json.integer_or("intermediate_size", v.intermediate_size, 1, 1 << 18);
   v.num_heads = json.integer_or("num_heads", v.num_heads, 1, 1024);
@@ -89,12 +91,11 @@ Qwen25VLConfig Qwen25VLConfig::from_json(const JsonConfig& json) {
               fmt::format("is '{}'; the qwen_image text encoder is a "
                           "qwen2_5_vl model (Qwen2.5-VL)",
                           json.string("model_type")));
-  // transformers >= 4.52 also writes the text fields under text_config;
-  // the top-level ones are what older versions read, and they agree.
+  // transformers >= 4.52 writes the text fields under text_config, and
+  // Qwen2_5_VLConfig takes them from there whenever it is given (the
+  // top-level copies only without it).
   const JsonConfig text =
-      json.has_value("text_config") && !json.has_value("hidden_size")
-          ? json.object("text_config")
-          : json;
+      json.has_value("text_config") ? json.object("text_config") : json;
   const std::string act = text.string_or("hidden_act", "silu");
   if (act != "silu")
     text.fail("hidden_act",
@@ -110,20 +111,24 @@ Qwen25VLConfig Qwen25VLConfig::from_json(const JsonConfig& json) {
   c.intermediate_size = text.integer("intermediate_size", 1, 1 << 18);
   c.num_hidden_layers = text.integer("num_hidden_layers", 1, 1024);
   c.num_attention_heads = text.integer("num_attention_heads", 1, 1024);
-  c.num_key_value_heads = text.integer_or(
-      "num_key_value_heads", c.num_attention_heads, 1, c.num_attention_heads);
+  // Qwen2_5_VLTextConfig's default for an absent key is 8.
+  c.num_key_value_heads =
+      text.integer_or("num_key_value_heads", 8, 1, c.num_attention_heads);
   // Qwen2_5_VLTextConfig's default where the key is absent (the published
   // config gives 1e-6).
   c.rms_norm_eps = text.number_or("rms_norm_eps", 1e-5);
   c.rope_theta = text.number_or("rope_theta", 1000000.0);
   c.max_position_embeddings = text.integer_or(
       "max_position_embeddings", c.max_position_embeddings, 1, 1 << 24);
-  for (const char* key : {"rope_scaling", "rope_parameters"}) {
+  // rope_scaling wins over rope_parameters (transformers reads
+  // `rope_scaling or rope_parameters`), and its legacy "type" over
+  // "rope_type" (transformers copies "type" into "rope_type").
+  for (const char* key : {"rope_parameters", "rope_scaling"}) {
     if (!text.has_value(key)) continue;
     const JsonConfig rope = text.object(key);
-    const std::string type = rope.has_value("rope_type")
-                                 ? rope.string("rope_type")
-                                 : rope.string_or("type", "default");
+    const std::string type = rope.has_value("type")
+                                 ? rope.string("type")
+                                 : rope.string_or("rope_type", "default");
     if (type != "default" && type != "mrope")
       text.fail(key, fmt::format("asks for rope type '{}'; only the default "
                                  "multimodal rotary (mrope) is implemented",

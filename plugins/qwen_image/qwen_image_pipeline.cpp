@@ -20,6 +20,7 @@
 #include <optional>
 
 #include "edit_images.hpp"
+#include "edit_processor_config.hpp"
 #include "qwen25vl_text_encoder.hpp"
 #include "qwen_image_prompt.hpp"
 #include "qwen_image_transformer.hpp"
@@ -73,6 +74,12 @@ class QwenImagePipeline final : public mold::DiffusionPipeline {
       const fs::path& dir = *options.model_dir;
       tokenizer = std::make_shared<const mold::BpeTokenizer>(
           mold::BpeTokenizer::load(dir / "tokenizer"));
+      // The edit model's image processor: its keys checked against what
+      // edit_images.cpp implements.
+      const fs::path processor = dir / "processor" / "preprocessor_config.json";
+      std::error_code ec;
+      if (edit_ && fs::exists(processor, ec))
+        check_edit_processor_config(processor);
       scheduler_ = mold::FlowMatchConfig::from_json(
           mold::JsonConfig::read(dir / "scheduler" / "scheduler_config.json"));
     }
@@ -86,6 +93,12 @@ class QwenImagePipeline final : public mold::DiffusionPipeline {
         make_qwen25vl_text_encoder(arch_of(kTextEncoder), edit_);
     std::unique_ptr<mold::Denoiser> transformer =
         make_qwen_image_transformer(arch_of(kTransformer));
+    // Edit-2511's published transformer config sets zero_cond_t (the
+    // conditioning images' tokens take timestep 0); with no config.json (a
+    // seeded run at the published architecture, or files alone) the edit
+    // model runs with it, as its published directory does.
+    if (edit_ && !options.model_dir && arch_ == mold::archs::kDefault)
+      dynamic_cast<QwenImageTransformer&>(*transformer).set_zero_cond_t(true);
     encoder_config_ = text_encoder->config();
     prompt_.emplace(tokenizer, encoder_config_.image_token_id,
                     encoder_config_.vision.spatial_merge_size, edit_);

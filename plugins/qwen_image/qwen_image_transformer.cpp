@@ -97,7 +97,9 @@ void QwenImageTransformer::declare_block(const std::string& prefix) {
 }
 
 std::string QwenImageTransformer::describe() const {
-  return "qwen_image transformer (" + arch_ + ")";
+  // zero_cond_t changes the math (Edit-2511's): named where the model is.
+  return "qwen_image transformer (" + arch_ +
+         (config_.zero_cond_t ? ", zero_cond_t" : "") + ")";
 }
 
 at::Tensor QwenImageTransformer::linear(const at::Tensor& x,

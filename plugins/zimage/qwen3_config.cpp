@@ -56,8 +56,9 @@ Qwen3Config Qwen3Config::from_json(const JsonConfig& json) {
   c.intermediate_size = json.integer("intermediate_size", 1, 1 << 18);
   c.num_hidden_layers = json.integer("num_hidden_layers", 1, 1024);
   c.num_attention_heads = json.integer("num_attention_heads", 1, 1024);
-  c.num_key_value_heads = json.integer_or(
-      "num_key_value_heads", c.num_attention_heads, 1, c.num_attention_heads);
+  // Qwen3Config's default for an absent key is 32.
+  c.num_key_value_heads =
+      json.integer_or("num_key_value_heads", 32, 1, c.num_attention_heads);
   c.head_dim = json.integer_or("head_dim", 128, 2, 1024);
   c.rms_norm_eps = json.number_or("rms_norm_eps", 1e-6);
   c.attention_bias = json.boolean_or("attention_bias", false);

@@ -78,7 +78,7 @@ fs::path make_zimage_model_dir(const mold::ModelFamily& family,
                     w.dit_heads * 32, w.dit_heads, w.dit_heads, w.text_hidden));
   write(dir / "vae" / "config.json",
         R"({"_class_name": "AutoencoderKL", "in_channels": 3,
-            "out_channels": 3, "latent_channels": 16,
+            "out_channels": 3, "latent_channels": 16, "layers_per_block": 2,
             "block_out_channels": [32, 32, 64, 64],
             "scaling_factor": 0.3611, "shift_factor": 0.1159,
             "use_quant_conv": false, "use_post_quant_conv": false})");

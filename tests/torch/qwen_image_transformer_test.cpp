@@ -7,6 +7,8 @@
 #include <fstream>
 #include <mold/base/error.hpp>
 #include <mold/model/denoiser.hpp>
+#include <mold/runtime/module_component.hpp>
+#include <mold/runtime/pipeline.hpp>
 
 #include "support/aten_for_tests.hpp"
 #include "support/paths.hpp"
@@ -206,4 +208,28 @@ TEST_CASE("Qwen-Image transformer configs are read and their errors named",
   const auto model = make(ArchSpec::from_config(write_config(dir.path(), "")));
   CHECK(model->parameter_count() ==
         make(ArchSpec::parse("tiny"))->parameter_count());
+}
+
+TEST_CASE(
+    "qwen-image-edit-2511 without a config.json runs its transformer with "
+    "zero_cond_t, as its published config says; qwen-image does not",
+    "[qwen_image]") {
+  const ModelFamily& family = mold::test::real_family("qwen_image");
+  auto transformer_of = [&](const std::string& model) {
+    PipelineOptions options;
+    options.model = model;
+    options.variant = "bf16";
+    options.arch = ArchSpec::parse("default");  // declared only: no memory
+    options.layouts = family.layouts;
+    const auto pipeline = family.make_pipeline(options);
+    for (const auto& component : pipeline->components())
+      if (component->name() == "transformer")
+        return dynamic_cast<const ModuleComponent&>(*component)
+            .module()
+            .describe();
+    return std::string();
+  };
+  CHECK(transformer_of("qwen-image-edit-2511") ==
+        "qwen_image transformer (default, zero_cond_t)");
+  CHECK(transformer_of("qwen-image") == "qwen_image transformer (default)");
 }

@@ -200,4 +200,23 @@ TEST_CASE("Qwen2.5-VL configs are read and their errors named",
       R"(, "rope_scaling": {"type": "default", "mrope_section": [2, 2, 2]})",
       "mrope_section");
   rejects(R"(, "rope_scaling": {"type": "yarn"})", "yarn");
+  // As transformers reads them: text_config wins over the top-level copies,
+  // rope_scaling over rope_parameters, "type" over "rope_type".
+  const auto config_of = [&](const std::string& extra) {
+    return qwen_image::make_qwen25vl_text_encoder(
+               ArchSpec::from_config(write(extra)), true)
+        ->config();
+  };
+  CHECK(config_of(R"(, "text_config": {"vocab_size": 152064,
+      "hidden_size": 32, "intermediate_size": 128, "num_hidden_layers": 2,
+      "num_attention_heads": 4, "num_key_value_heads": 2,
+      "rope_scaling": {"type": "default", "mrope_section": [1, 1, 2]}},
+      "vision_config": {"depth": 2, "hidden_size": 32, "num_heads": 2,
+        "intermediate_size": 64, "out_hidden_size": 32,
+        "fullatt_block_indexes": [1]})")
+            .hidden_size == 32);
+  rejects(R"(, "rope_parameters": {"rope_type": "default",
+      "mrope_section": [2, 3, 3]}, "rope_scaling": {"rope_type": "default",
+      "type": "yarn"})",
+          "yarn");
 }
