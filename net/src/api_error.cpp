@@ -6,7 +6,7 @@
 namespace mold::net {
 
 int status_of(std::string_view code) {
-  static const std::array<std::pair<std::string_view, int>, 18> table = {{
+  static const std::array<std::pair<std::string_view, int>, 19> table = {{
       {codes::kBadRequest, 400},
       {codes::kInvalidJson, 400},
       {codes::kUnauthorized, 401},
@@ -17,6 +17,7 @@ int status_of(std::string_view code) {
       {codes::kPayloadTooLarge, 413},
       {codes::kUnsupportedMediaType, 415},
       {codes::kValidationError, 422},
+      {codes::kNeverFits, 422},
       {codes::kHeadersTooLarge, 431},
       {codes::kInferenceError, 500},
       {codes::kInternalError, 500},

@@ -164,7 +164,7 @@ void ServerMetrics::count_load(std::string_view component) {
 
 void ServerMetrics::export_zeros(std::string_view backend) {
   state_->ooms.Add({{"backend", std::string(backend)}});
-  for (const char* code : {"QUEUE_FULL", "INSUFFICIENT_MEMORY"})
+  for (const char* code : {"QUEUE_FULL", "INSUFFICIENT_MEMORY", "NEVER_FITS"})
     state_->rejections.Add({{"code", code}});
   for (const char* outcome : {"ok", "oom", "error", "rejected"})
     state_->generations.Add({{"outcome", outcome}});

@@ -146,3 +146,87 @@ TEST_CASE(
     }
   }
 }
+
+namespace {
+
+/// The denoise phase of one tiny mold run at `size`: its estimate, its
+/// working peak and where the estimate came from.
+struct DenoiseRun {
+  double estimate = 0, measured = 0;
+  std::string origin, source;
+};
+
+DenoiseRun denoise_at(int size, const std::map<std::string, std::string>& env) {
+  TempDir out;
+  const auto r =
+      run_mold({"run", "z-image-turbo", words(20), "--tiny", "--width",
+                std::to_string(size), "--height", std::to_string(size),
+                "--steps", "1", "--json", "--output", out.path()},
+               env);
+  INFO(r.err);
+  REQUIRE(r.exit_code == 0);
+  const auto report = nlohmann::json::parse(r.out);
+  for (const auto& phase : report["phases"])
+    if (phase["phase"] == "denoise")
+      return {double(phase["estimate_bytes"].get<long>()),
+              double(phase["after"]["peak_allocated"].get<long>() -
+                     phase["before"]["allocated"].get<long>()),
+              phase["estimate_origin"].get<std::string>(),
+              phase["estimate_source"].get<std::string>()};
+  FAIL("no denoise phase in " << r.out);
+  return {};
+}
+
+}  // namespace
+
+TEST_CASE(
+    "a denoise table made wrong converges on the measured peaks within "
+    "5 runs of distinct shapes, never below a peak measured before",
+    "[mold][estimate][learned]") {
+  // The tiny denoise's constants, halved or doubled by a user calibration
+  // file; the runs share one state folder (their measured history).
+  const double wrong = GENERATE(0.5, 2.0);
+  INFO("table constants x" << wrong);
+  TempDir home;
+  const std::string config = home.path() + "/config";
+  home.write("config/mold/calibration/zimage.calibration.toml",
+             "[denoise.cpu]\n"
+             "rotary_factor = " +
+                 std::to_string(1.00194 * wrong) +
+                 "\nattention_factor = " + std::to_string(1.0212 * wrong) +
+                 "\nfeed_forward_factor = " + std::to_string(1.0212 * wrong) +
+                 "\nfixed_bytes = " + std::to_string(4560.97 * wrong) + "\n");
+  const std::map<std::string, std::string> env = {
+      {"XDG_CONFIG_HOME", config}, {"XDG_STATE_HOME", home.path() + "/state"}};
+  std::map<int, double> peaks;
+  for (const int size : {64, 320, 128, 256, 192}) {
+    const DenoiseRun run = denoise_at(size, env);
+    INFO(size << " px: estimate " << run.estimate << ", measured "
+              << run.measured << " (" << run.source << ")");
+    REQUIRE(run.measured > 0);
+    peaks[size] = run.measured;
+  }
+  // After 5 shapes: a new one inside the measured sizes, and one measured
+  // before, each within [1.00, 1.10] of its peak.
+  for (const int size : {224, 128}) {
+    const DenoiseRun run = denoise_at(size, env);
+    INFO(size << " px: estimate " << run.estimate << ", measured "
+              << run.measured << " (" << run.source << ")");
+    CHECK(run.origin == "learned");
+    CHECK(run.estimate / run.measured >= 1.00);
+    CHECK(run.estimate / run.measured <= 1.10);
+    if (peaks.count(size)) CHECK(run.estimate >= peaks[size]);
+  }
+  // molddiag estimate says the same, from the same history.
+  const auto e = mold::test::run_molddiag(
+      {"estimate",      "--family",  "zimage", "--op",
+       "denoise",       "--backend", "cpu",    "--model",
+       "z-image-turbo", "--arch",    "tiny",   "--width",
+       "224",           "--height",  "224",    "--dtype",
+       "float32",       "--tokens",  "1",      "--json"},
+      env);
+  INFO(e.err);
+  REQUIRE(e.exit_code == 0);
+  // (Another token count is another shape of the same op: still learned.)
+  CHECK(nlohmann::json::parse(e.out)["origin"] == "learned");
+}

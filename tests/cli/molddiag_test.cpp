@@ -27,9 +27,9 @@ std::string bad_dir(const std::string& name) {
 
 /// molddiag's commands, in the order of its command table.
 const std::vector<std::string> kCommands = {
-    "plugins",   "estimate",      "classify", "vae",     "tiling",
-    "calibrate", "run-component", "tokenize", "inspect", "leak",
-    "parity",    "report",        "doctor"};
+    "plugins", "estimate",  "history",       "classify", "vae",
+    "tiling",  "calibrate", "run-component", "tokenize", "inspect",
+    "leak",    "parity",    "report",        "doctor"};
 
 /// The usage hint that follows a usage error of `command`.
 std::string help_hint(const std::string& command) {

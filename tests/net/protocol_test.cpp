@@ -115,6 +115,7 @@ TEST_CASE("every error code has its status", "[net][errors]") {
   CHECK(status_of(codes::kValidationError) == 422);
   CHECK(status_of(codes::kModelNotFound) == 404);
   CHECK(status_of(codes::kInsufficientMemory) == 503);
+  CHECK(status_of(codes::kNeverFits) == 422);
   CHECK(status_of(codes::kQueueFull) == 503);
   CHECK(status_of(codes::kUnauthorized) == 401);
   CHECK(status_of(codes::kPayloadTooLarge) == 413);

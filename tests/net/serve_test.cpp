@@ -411,30 +411,34 @@ TEST_CASE("mold serve: an API key, required off loopback", "[net][serve]") {
   }
 }
 
-TEST_CASE("mold serve: a request that cannot fit is refused before it runs",
+TEST_CASE("mold serve: a request that can never fit is refused before it runs",
           "[net][serve][memory]") {
   // 8 MiB: the tiny text encoder alone has 18.65 MiB of float32 weights.
+  // The limit is the whole device: it will never fit (422, no retry).
   ServerProcess server({"--tiny", "--cpu-memory-limit", "8 MiB"});
   HttpClient client = client_for(server);
   const auto r = client.request("POST", "/api/generate", fox(1));
-  CHECK(r.status == 503);
+  CHECK(r.status == 422);
   const Json body = json_of(r);
-  CHECK(body["code"] == "INSUFFICIENT_MEMORY");
+  CHECK(body["code"] == "NEVER_FITS");
   CHECK_THAT(body["error"].get<std::string>(), Catch::Contains("text_encode"));
   CHECK_THAT(body["error"].get<std::string>(), Catch::Contains("8.00 MiB"));
+  CHECK_THAT(body["error"].get<std::string>(),
+             Catch::Contains("will never fit"));
   CHECK(body["oom"]["admission"]["available_bytes"].get<std::uint64_t>() <=
         8u << 20);
+  CHECK(body["oom"]["admission"]["retry"] == false);
+  CHECK(body["oom"]["admission"]["verdict"] == "never fits");
   // Nothing ran: no phase of it is recorded, nothing was loaded.
   const Json memory = json_of(client.request("GET", "/api/memory"));
   CHECK(memory["last_request"].is_null());
   CHECK(memory["now"]["allocated"] == 0);
-  CHECK_THAT(
-      client.request("GET", "/metrics").body,
-      Catch::Contains("mold_rejections_total{code=\"INSUFFICIENT_MEMORY\"} 1"));
+  CHECK_THAT(client.request("GET", "/metrics").body,
+             Catch::Contains("mold_rejections_total{code=\"NEVER_FITS\"} 1"));
   // The stream route answers the same with a real status, no stream.
   const Streamed s = stream(client, fox(2));
-  CHECK(s.status == 503);
-  CHECK_THAT(s.body, Catch::Contains("INSUFFICIENT_MEMORY"));
+  CHECK(s.status == 422);
+  CHECK_THAT(s.body, Catch::Contains("NEVER_FITS"));
 }
 
 /// Waits until the server runs a job (GET /api/status says busy).

@@ -10,6 +10,7 @@
 #include <limits>
 #include <memory>
 #include <mold/base/error.hpp>
+#include <mold/device/simulated_backend.hpp>
 #include <mold/net/api_error.hpp>
 #include <mold/plugin/registrar.hpp>
 #include <mold/runtime/pipeline.hpp>
@@ -55,6 +56,11 @@ struct Gate {
 };
 
 Gate* gate = nullptr;  // the running test's
+
+/// The "shared" backend: a device of 1 GiB of which other processes hold
+/// 600 MiB.
+constexpr mold::Bytes kSharedDevice = mold::Bytes(1) << 30;
+constexpr mold::Bytes kOtherProcesses = mold::Bytes(600) << 20;
 std::atomic<int> steps_run{0};
 
 /// The prompt says what the job does: "wait" blocks on the gate, "invalid"
@@ -80,11 +86,13 @@ class FakePipeline final : public mold::Pipeline {
   }
   std::vector<mold::PlannedPhase> plan(
       const mold::GenerateRequest& r) const override {
-    if (r.prompt != "huge") return {};
+    if (r.prompt != "huge" && r.prompt != "big") return {};
     mold::PlannedPhase phase;
     phase.phase = "denoise";
     phase.estimate = mold::Estimate{};
-    phase.estimate->bytes = std::numeric_limits<mold::Bytes>::max() / 4;
+    phase.estimate->bytes = r.prompt == "big"
+                                ? kSharedDevice / 2
+                                : std::numeric_limits<mold::Bytes>::max() / 4;
     return {phase};
   }
   mold::GeneratedImage generate(const mold::GenerateRequest& r, std::uint64_t,
@@ -128,6 +136,12 @@ mold::tools::Host fake_host() {
     return std::make_unique<FakePipeline>();
   };
   registrar.add_family(std::move(family));
+  registrar.add_backend("shared", [] {
+    auto device =
+        std::make_shared<mold::SimulatedBackend>("Shared GPU", kSharedDevice);
+    device->set_other_processes(kOtherProcesses);
+    return device;
+  });
   host.registry->commit(std::move(registrar), {"fake", "1", "", "", {}});
   return host;
 }
@@ -171,14 +185,20 @@ std::future<std::optional<ApiFailure>> submit(
   return future;
 }
 
+ServeModels models_on(std::string backend) {
+  ServeModels models;
+  models.backend = std::move(backend);
+  return models;
+}
+
 /// A service over the fake family, with a gate of its own.
 struct FakeServer {
   Gate g;
   mold::tools::Host host = fake_host();
   mold::net::ServerMetrics metrics;
   GenerationService service;
-  explicit FakeServer(std::size_t queue = 4)
-      : service(host, {}, queue, metrics) {
+  explicit FakeServer(std::size_t queue = 4, std::string backend = "cpu")
+      : service(host, models_on(std::move(backend)), queue, metrics) {
     gate = &g;
     steps_run = 0;
   }
@@ -331,20 +351,55 @@ TEST_CASE("server in-process: failures map to API errors in one place",
   REQUIRE(crash);
   CHECK(crash->code == "INFERENCE_ERROR");
   CHECK_THAT(crash->message, Catch::Contains("the fake broke"));
-  // Admission: a phase no device holds is refused before it runs.
+  // Admission: a phase no device holds is refused before it runs, as one
+  // that will never fit (no Retry-After: retrying cannot help).
   const auto huge = submit(service, "huge").get();
   REQUIRE(huge);
-  CHECK(huge->code == "INSUFFICIENT_MEMORY");
-  CHECK(header(*huge, "Retry-After") == std::to_string(kRetryAfterNoRoom));
+  CHECK(huge->code == "NEVER_FITS");
+  CHECK(mold::net::status_of(huge->code) == 422);
+  CHECK(header(*huge, "Retry-After").empty());
   CHECK(huge->oom->at("admission")["phase"] == "denoise");
+  CHECK(huge->oom->at("admission")["retry"] == false);
+  CHECK(huge->oom->at("admission")["verdict"] == "never fits");
+  CHECK_THAT(huge->message, Catch::Contains("will never fit") &&
+                                Catch::Contains("retrying here will not help"));
   const Json status = service.status();
   CHECK(status["requests"]["failed"] == 2);
   CHECK(status["requests"]["rejected"] == 1);
   CHECK(status["requests"]["served"] == 0);
-  CHECK_THAT(
-      metrics.serialize(),
-      Catch::Contains("mold_rejections_total{code=\"INSUFFICIENT_MEMORY\"} 1"));
+  CHECK_THAT(metrics.serialize(),
+             Catch::Contains("mold_rejections_total{code=\"NEVER_FITS\"} 1"));
   CHECK(service.memory()["busy"] == false);
+}
+
+TEST_CASE(
+    "server in-process: admission tells a job that does not fit now "
+    "from one that never will",
+    "[net][server]") {
+  // 1 GiB, 600 MiB of it held by other processes: half the device fits
+  // once they are gone, not now.
+  FakeServer fake(4, "shared");
+  GenerationService& service = fake.service;
+  const auto big = submit(service, "big").get();
+  REQUIRE(big);
+  CHECK(big->code == "INSUFFICIENT_MEMORY");
+  CHECK(mold::net::status_of(big->code) == 503);
+  CHECK(header(*big, "Retry-After") == std::to_string(kRetryAfterNoRoom));
+  const Json admission = big->oom->at("admission");
+  CHECK(admission["retry"] == true);
+  CHECK(admission["verdict"] == "not now");
+  CHECK(admission["device_max_bytes"] == kSharedDevice);
+  CHECK(admission["available_bytes"] == kSharedDevice - kOtherProcesses);
+  CHECK(admission["needed_bytes"].get<mold::Bytes>() >= kSharedDevice / 2);
+  CHECK_THAT(big->message, Catch::Contains("now") &&
+                               Catch::Contains("Shared GPU") &&
+                               Catch::Contains("Retry later"));
+  const auto huge = submit(service, "huge").get();
+  REQUIRE(huge);
+  CHECK(huge->code == "NEVER_FITS");
+  CHECK(huge->oom->at("admission")["device_max_bytes"] == kSharedDevice);
+  // What fits is admitted.
+  CHECK_FALSE(submit(service, "ok").get());
 }
 
 TEST_CASE("server in-process: unload runs between jobs and names what went",

@@ -119,6 +119,7 @@ std::map<std::string, std::string> isolated_env(const TempDir& home) {
           {"XDG_CONFIG_HOME", home.path() + "/config"},
           {"XDG_CACHE_HOME", home.path() + "/cache"},
           {"XDG_DATA_HOME", home.path() + "/data"},
+          {"XDG_STATE_HOME", home.path() + "/state"},
           {"MOLD_CONFIG", kUnset},
           {"MOLD_MODELS_DIR", kUnset},
           {"MOLD_HOST", kUnset},
@@ -140,6 +141,8 @@ ProcessResult run_molddiag(
     const std::map<std::string, std::string>& extra_env) {
   static TempDir home;
   auto env = isolated_env(home);
+  const TempDir state;  // each run learns from no other's measurements
+  env["XDG_STATE_HOME"] = state.path();
   for (const auto& [key, value] : extra_env) env[key] = value;
   return run_process(kMolddiag, args, env);
 }
@@ -148,6 +151,8 @@ ProcessResult run_mold(const std::vector<std::string>& args,
                        const std::map<std::string, std::string>& extra_env) {
   static TempDir home;
   auto env = isolated_env(home);
+  const TempDir state;  // each run learns from no other's measurements
+  env["XDG_STATE_HOME"] = state.path();
   for (const auto& [key, value] : extra_env) env[key] = value;
   return run_process(kMold, args, env);
 }

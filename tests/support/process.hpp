@@ -58,7 +58,10 @@ std::map<std::string, std::string> isolated_env(const TempDir& home);
 std::map<std::string, std::string> measured_memory_env();
 
 /// Runs the real molddiag with `args` in isolated_env() of a home shared by
-/// the calls of one test executable, `extra_env` added on top.
+/// the calls of one test executable, `extra_env` added on top. Each call
+/// has a state folder of its own (XDG_STATE_HOME: the measured history), so
+/// that no run's estimates learn from another test's runs; a test that
+/// wants them to sets XDG_STATE_HOME itself.
 ProcessResult run_molddiag(
     const std::vector<std::string>& args,
     const std::map<std::string, std::string>& extra_env = {});

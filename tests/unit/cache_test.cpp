@@ -96,6 +96,20 @@ TEST_CASE(
     CHECK_THAT(e.what(), Catch::Contains("needs 41.00 GiB") &&
                              Catch::Contains("11.00 GiB is free") &&
                              Catch::Contains("transformer"));
+    // An empty card of 48 GiB holds it: not now, not never.
+    CHECK_FALSE(e.never());
+    CHECK(e.device_most() == 48 * kGiB);
+    CHECK_THAT(e.what(), Catch::Contains("It does not fit now") &&
+                             Catch::Contains("the models in use released"));
+  }
+  try {
+    rig.cache.acquire("vae", 50 * kGiB);
+    FAIL("no InsufficientMemory");
+  } catch (const InsufficientMemory& e) {
+    CHECK(e.never());
+    CHECK_THAT(e.what(), Catch::Contains("It will never fit on this device") &&
+                             Catch::Contains("short by 3.00 GiB") &&
+                             Catch::Contains("retrying will not help"));
   }
   // Refused before parking anything: nothing half-done.
   CHECK(rig.where("text_encoder") == Residency::device);

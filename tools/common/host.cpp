@@ -50,6 +50,29 @@ Host open_host(const HostOptions& options) {
   return host;  // the scanner saves its cache as it goes out of scope
 }
 
+std::shared_ptr<mold::MeasuredHistory> open_history(
+    const Host& host, const mold::Backend& backend) {
+  if (!host.config.learn_estimates) return nullptr;
+  return open_history(host, backend.name(), backend.device_name());
+}
+
+std::shared_ptr<mold::MeasuredHistory> open_history(const Host& host,
+                                                    const std::string& backend,
+                                                    const std::string& device) {
+  if (!host.config.learn_estimates) return nullptr;
+  const auto directory = mold::MeasuredHistory::default_directory();
+  if (directory.empty()) return nullptr;
+  auto history = std::make_shared<mold::MeasuredHistory>(
+      mold::MeasuredHistory::file_for(directory, backend, device), backend,
+      device);
+  if (const auto problem = history->problem(); !problem.empty())
+    std::cerr << fmt::format(
+        "warning: the memory history is not read: {} (estimates learn from "
+        "this run only; [estimates] learn = false turns learning off)\n",
+        problem);
+  return history;
+}
+
 void warn_load_errors(const mold::Registry& registry,
                       std::string_view plugins_command) {
   const auto& errors = registry.load_errors();

@@ -7,6 +7,8 @@
 #include <filesystem>
 #include <memory>
 #include <mold/config/config.hpp>
+#include <mold/device/backend.hpp>
+#include <mold/estimate/measured_history.hpp>
 #include <mold/plugin/registry.hpp>
 #include <string_view>
 #include <vector>
@@ -30,6 +32,18 @@ struct Host {
 /// load are recorded in the registry's load_errors(), not thrown. Throws
 /// mold::Error (configuration) or UsageError (bad --cpu-memory-limit).
 Host open_host(const HostOptions& options);
+
+/// The measured history of `backend`'s device (mold/estimate/
+/// measured_history.hpp), or null when `[estimates] learn = false` or no
+/// state directory is known. A history that cannot be read is warned
+/// about on stderr once, naming the file, and learns from this process's
+/// runs only.
+std::shared_ptr<mold::MeasuredHistory> open_history(
+    const Host& host, const mold::Backend& backend);
+/// The same for a backend and device by name (molddiag estimate, history).
+std::shared_ptr<mold::MeasuredHistory> open_history(const Host& host,
+                                                    const std::string& backend,
+                                                    const std::string& device);
 
 /// When plugins failed to load, one line on stderr naming the first and
 /// pointing at `plugins_command` (e.g. "molddiag plugins") for all of them;

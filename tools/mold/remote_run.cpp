@@ -261,6 +261,8 @@ class RemoteRunner {
       }
       e.image = i;
       e.images = images;
+      if (i == 0 && e.stage == mold::PhaseStage::done)
+        first_image_.push_back(e);
       progress_.on_phase(e);
       if (run_.json) recorder_.on_phase(e);
     }
@@ -314,10 +316,10 @@ class RemoteRunner {
                 "fit: memory the server kept between requests grew; profile "
                 "it with `molddiag leak --remote {}`, and lower --batch or "
                 "unload the models between batches (POST /api/models/unload) "
-                "meanwhile",
+                "meanwhile{}",
                 i + 1, images, run_.server.display(),
                 i == 1 ? "image" : fmt::format("{} images", i),
-                run_.server.display()));
+                run_.server.display(), first_image_numbers()));
       throw mold::Error(mold::tools::oom_text(report, hints));
     }
     if (i < 0)
@@ -342,6 +344,28 @@ class RemoteRunner {
   ServerInfo info_;
   mold::ProgressPrinter progress_;
   mold::JsonRecorder recorder_;
+  /// The phases of image 1 as the server measured and estimated them: the
+  /// numbers a later image's failure is told against.
+  std::vector<mold::PhaseEvent> first_image_;
+
+  /// "on image 1, denoise needed 1.2 GiB (estimated 1.3 GiB: learned ...)".
+  std::string first_image_numbers() const {
+    std::string text;
+    for (const auto& e : first_image_) {
+      const auto learned_part = e.estimate.source.find("); ");
+      text += fmt::format(
+          "{}{} needed {} (the server estimated {}{})",
+          text.empty() ? "" : ", ", e.phase,
+          mold::format_bytes(mold::working_peak(e.before, e.after)),
+          mold::format_bytes(e.estimate.bytes),
+          e.estimate.origin == "table" || e.estimate.origin.empty()
+              ? std::string(" from its table")
+              : ": " + (learned_part == std::string::npos
+                            ? e.estimate.source
+                            : e.estimate.source.substr(0, learned_part + 1)));
+    }
+    return text.empty() ? text : "; on image 1, " + text;
+  }
   std::string model_, variant_, weights_;
   bool seeded_ = false;
 };

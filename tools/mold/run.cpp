@@ -102,6 +102,7 @@ nlohmann::json plan_json(const std::vector<PlanStep>& steps) {
                    {"workload", mold::workload_object(s.phase.workload)},
                    {"estimate_bytes", s.estimate.bytes},
                    {"estimate_source", s.estimate.source},
+                   {"estimate_origin", s.estimate.origin},
                    {"weights_to_load_bytes", s.component_bytes},
                    {"free_bytes", s.free_before},
                    {"parks", s.parked},
@@ -131,12 +132,15 @@ int run_local(const RunRequest& request,
         prepared.found.family->make_pipeline(prepared.options);
     mold::ModelCache cache(backend, host.config.cache);
     mold::Runner runner(*pipeline, cache, *host.registry);
+    const auto history = tools::open_history(host, *backend);
+    runner.set_history(history, "mold run");
 
     if (request.plan) {
       const auto steps = simulate_plan(
           runner.plan(generate), pipeline->components(), cache.available(),
           host.config.cache.working_memory_floor, [&](const mold::Workload& w) {
             mold::RunContext context(cache, *host.registry, {});
+            context.set_history(history, "mold run");
             return context.estimate(w);
           });
       if (request.json) {

@@ -7,6 +7,17 @@
 
 namespace mold_cli {
 
+DeviceRoom room_on_device(const mold::MemoryStats& stats, mold::Bytes own) {
+  DeviceRoom room;
+  room.now = stats.free + stats.reserved_unallocated() + own;
+  // What this process holds besides the model's components: nothing mold
+  // can free for it (other models are parked by then).
+  const mold::Bytes held = stats.allocated > own ? stats.allocated - own : 0;
+  room.ever = stats.total > held ? stats.total - held : 0;
+  room.ever = std::max(room.ever, room.now);
+  return room;
+}
+
 std::vector<PlanStep> simulate_plan(
     const std::vector<mold::PlannedPhase>& phases,
     const std::vector<std::shared_ptr<mold::CachedComponent>>& components,
@@ -64,6 +75,37 @@ std::vector<PlanStep> simulate_plan(
     steps.push_back(std::move(step));
   }
   return steps;
+}
+
+PlanVerdict judge_plan(
+    const std::vector<mold::PlannedPhase>& phases,
+    const std::vector<std::shared_ptr<mold::CachedComponent>>& components,
+    const DeviceRoom& room, mold::Bytes working_floor,
+    const std::function<mold::Estimate(const mold::Workload&)>& estimate) {
+  PlanVerdict verdict;
+  verdict.room = room;
+  auto first_refused = [](const std::vector<PlanStep>& steps) {
+    return std::find_if(steps.begin(), steps.end(),
+                        [](const PlanStep& s) { return !s.fits; });
+  };
+  const auto now =
+      simulate_plan(phases, components, room.now, working_floor, estimate);
+  const auto refused = first_refused(now);
+  if (refused == now.end()) return verdict;
+  verdict.fits = false;
+  verdict.step = *refused;
+  if (room.ever > room.now) {
+    const auto ever =
+        simulate_plan(phases, components, room.ever, working_floor, estimate);
+    const auto never = first_refused(ever);
+    verdict.never = never != ever.end();
+    if (verdict.never) verdict.step = *never;
+  } else {
+    verdict.never = true;
+  }
+  verdict.need = std::max(verdict.step.estimate.bytes, working_floor) +
+                 verdict.step.component_bytes;
+  return verdict;
 }
 
 }  // namespace mold_cli

@@ -13,6 +13,15 @@
 
 namespace mold_cli {
 
+/// The room a model's work can have on a device: `now`, and `ever` (with
+/// every other process gone). `own` is what the model's own resident
+/// components hold (the cache can park them).
+struct DeviceRoom {
+  mold::Bytes now = 0;   ///< free + the allocator's unused cache + `own`
+  mold::Bytes ever = 0;  ///< total - what this process holds besides `own`
+};
+DeviceRoom room_on_device(const mold::MemoryStats& stats, mold::Bytes own);
+
 struct PlanStep {
   mold::PlannedPhase phase;
   mold::Estimate estimate;
@@ -33,6 +42,26 @@ std::vector<PlanStep> simulate_plan(
     const std::vector<mold::PlannedPhase>& phases,
     const std::vector<std::shared_ptr<mold::CachedComponent>>& components,
     mold::Bytes available, mold::Bytes working_floor,
+    const std::function<mold::Estimate(const mold::Workload&)>& estimate);
+
+/// Whether one image's plan fits a device: now, or never (not even with
+/// every other process gone).
+struct PlanVerdict {
+  bool fits = true;
+  bool never = false;
+  /// The phase that does not fit (with room.ever when never, else with
+  /// room.now).
+  PlanStep step;
+  DeviceRoom room;
+  mold::Bytes need = 0;  ///< the step's working memory and weights
+};
+
+/// simulate_plan() with room.now and, where a phase does not fit, with
+/// room.ever.
+PlanVerdict judge_plan(
+    const std::vector<mold::PlannedPhase>& phases,
+    const std::vector<std::shared_ptr<mold::CachedComponent>>& components,
+    const DeviceRoom& room, mold::Bytes working_floor,
     const std::function<mold::Estimate(const mold::Workload&)>& estimate);
 
 }  // namespace mold_cli

@@ -44,6 +44,7 @@ int main(int argc, char** argv) {
   const std::map<std::string, Run> own = {
       {"plugins", molddiag::plugins_command},
       {"estimate", molddiag::estimate_command},
+      {"history", molddiag::history_command},
       {"classify", molddiag::classify_command},
       {"report", molddiag::report_command},
       {"tokenize", molddiag::tokenize_command},

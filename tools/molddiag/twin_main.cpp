@@ -19,6 +19,7 @@ int main(int argc, char** argv) {
   const std::map<std::string, Run> all = {
       {"plugins", molddiag::plugins_command},
       {"estimate", molddiag::estimate_command},
+      {"history", molddiag::history_command},
       {"classify", molddiag::classify_command},
       {"vae", molddiag::vae_command},
       {"tiling", molddiag::tiling_command},

@@ -2,6 +2,7 @@
 
 #include <unistd.h>
 
+#include <algorithm>
 #include <fstream>
 #include <limits>
 #include <string>
@@ -33,6 +34,16 @@ bool reset_host_peak_rss() {
   clear_refs << "5";
   clear_refs.flush();
   return bool(clear_refs);
+}
+
+Bytes working_peak(const MemoryStats& before, const MemoryStats& after) {
+  const Bytes allocated = after.peak_allocated > before.allocated
+                              ? after.peak_allocated - before.allocated
+                              : 0;
+  const Bytes reserved = after.peak_reserved > before.reserved
+                             ? after.peak_reserved - before.reserved
+                             : 0;
+  return std::max(allocated, reserved);
 }
 
 }  // namespace mold

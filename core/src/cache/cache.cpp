@@ -68,28 +68,59 @@ EvictionPolicy parse_eviction_policy(std::string_view text) {
                   text));
 }
 
+namespace {
+
+std::string insufficient_text(const std::string& operation, Bytes needed,
+                              Bytes free, Bytes evictable,
+                              const std::vector<std::string>& locked,
+                              Bytes device_most) {
+  std::string text = fmt::format(
+      "not enough device memory for {}: it needs {}, {} is free and parking "
+      "every unlocked model would free {} more{}. ",
+      operation, format_bytes(needed), format_bytes(free),
+      format_bytes(evictable),
+      locked.empty() ? ""
+                     : fmt::format(" ({} in use: {})",
+                                   locked.size() == 1 ? "one is" : "some are",
+                                   join_names(locked)));
+  if (device_most > 0 && needed > device_most)
+    return text + fmt::format(
+                      "It will never fit on this device: {} is the most it "
+                      "could give with every model parked and every other "
+                      "process gone (short by {}). Lower the resolution or "
+                      "the batch, or use a smaller model variant; retrying "
+                      "will not help",
+                      format_bytes(device_most),
+                      format_bytes(needed - device_most));
+  if (device_most > 0)
+    return text + fmt::format(
+                      "It does not fit now: the device could give it {} "
+                      "with {} released. Retry when other processes or "
+                      "models free their memory, or lower the resolution or "
+                      "the batch",
+                      format_bytes(device_most),
+                      locked.empty() ? "the memory other processes hold"
+                                     : "the models in use");
+  return text + fmt::format(
+                    "Lower the resolution or the batch, use a smaller model "
+                    "variant, or release {}",
+                    locked.empty() ? "memory held outside the cache"
+                                   : "the models in use");
+}
+
+}  // namespace
+
 InsufficientMemory::InsufficientMemory(std::string operation, Bytes needed,
                                        Bytes free, Bytes evictable,
-                                       std::vector<std::string> locked)
-    : Error(fmt::format(
-          "not enough device memory for {}: it needs {}, {} is free and "
-          "parking every "
-          "unlocked model would free {} more{}. Lower the resolution or the "
-          "batch, use a "
-          "smaller model variant, or release {}",
-          operation, format_bytes(needed), format_bytes(free),
-          format_bytes(evictable),
-          locked.empty()
-              ? ""
-              : fmt::format(" ({} in use: {})",
-                            locked.size() == 1 ? "one is" : "some are",
-                            join_names(locked)),
-          locked.empty() ? "memory held outside the cache"
-                         : "the models in use")),
+                                       std::vector<std::string> locked,
+                                       Bytes device_most)
+    : Error(insufficient_text(operation, needed, free, evictable, locked,
+                              device_most)),
       needed_(needed),
       free_(free),
       evictable_(evictable),
-      locked_(std::move(locked)) {}
+      locked_(std::move(locked)),
+      device_most_(device_most) {}
 
 struct ModelCache::State {
   std::shared_ptr<Backend> backend;
@@ -108,6 +139,18 @@ struct ModelCache::State {
   Bytes available() const {
     const MemoryStats s = backend->stats();
     return s.free + s.reserved_unallocated();
+  }
+
+  // The most the device could give one operation: its total less what this
+  // process holds outside the cache's resident components.
+  Bytes device_most() const {
+    const MemoryStats s = backend->stats();
+    Bytes resident = 0;
+    for (const auto& e : entries)
+      if (e.component->residency() == Residency::device)
+        resident += e.component->device_bytes();
+    const Bytes held = s.allocated > resident ? s.allocated - resident : 0;
+    return s.total > held ? s.total - held : 0;
   }
 
   void touch(Entry& e) {
@@ -141,7 +184,7 @@ struct ModelCache::State {
     if (available_now >= needed) return;
     if (available_now + evictable < needed)
       throw InsufficientMemory(operation, needed, available_now, evictable,
-                               locked);
+                               locked, device_most());
     auto order = [&](const Entry* a, const Entry* b) {
       switch (options.policy) {
       case EvictionPolicy::lru:
@@ -163,7 +206,8 @@ struct ModelCache::State {
       if (available_now >= needed) return;
     }
     // Parking freed less than the components declared.
-    throw InsufficientMemory(operation, needed, available_now, 0, locked);
+    throw InsufficientMemory(operation, needed, available_now, 0, locked,
+                             device_most());
   }
 
   void unlock(const std::shared_ptr<CachedComponent>& component) {

@@ -58,7 +58,7 @@ Config Config::load_file(const fs::path& path) {
   const toml::table root = toml_reader::parse(path);
   toml_reader::require_known_keys(
       path, root, "",
-      {"plugins", "backends", "cache", "calibration", "models"});
+      {"plugins", "backends", "cache", "calibration", "estimates", "models"});
 
   Config config;
   config.source = path;
@@ -155,6 +155,15 @@ Config Config::load_file(const fs::path& path) {
         throw ConfigError(path, toml_reader::line_of(*dir), "calibration.dir",
                           "must be a string path");
       config.calibration_dir = resolve_against(path, *text);
+    }
+  }
+  if (const auto* estimates = sub_table(path, root, "", "estimates")) {
+    toml_reader::require_known_keys(path, *estimates, "estimates", {"learn"});
+    if (const toml::node* learn = estimates->get("learn")) {
+      if (!learn->is_boolean())
+        throw ConfigError(path, toml_reader::line_of(*learn), "estimates.learn",
+                          "must be true or false");
+      config.learn_estimates = *learn->value<bool>();
     }
   }
   if (const auto* models = sub_table(path, root, "", "models")) {

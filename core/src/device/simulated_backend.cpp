@@ -15,7 +15,8 @@ MemoryStats SimulatedBackend::stats() const {
   s.total = capacity_;
   s.allocated = allocated_;
   s.reserved = allocated_ + cached_;
-  s.free = capacity_ - s.reserved;
+  s.device_used = s.reserved + others_;
+  s.free = capacity_ > s.device_used ? capacity_ - s.device_used : 0;
   s.peak_allocated = peak_;
   s.peak_reserved = peak_;
   return s;
@@ -25,17 +26,20 @@ c10::Device SimulatedBackend::torch_device() const {
   return c10::Device(c10::kCPU);
 }
 
+void SimulatedBackend::set_other_processes(Bytes bytes) { others_ = bytes; }
+
 void SimulatedBackend::allocate(Bytes bytes) {
   // As PyTorch's caching allocator: cached blocks are reused (or freed and
   // retried) before an allocation fails, so it fails only when live bytes would
   // exceed capacity.
-  if (bytes > capacity_ - allocated_)
+  const Bytes usable = capacity_ > others_ ? capacity_ - others_ : 0;
+  if (allocated_ > usable || bytes > usable - allocated_)
     throw std::runtime_error(
         fmt::format("Simulated out of memory. Tried to allocate {}. {} has a "
                     "total capacity of {} of "
                     "which {} is free.",
                     format_bytes(bytes), device_name_, format_bytes(capacity_),
-                    format_bytes(capacity_ - allocated_ - cached_)));
+                    format_bytes(stats().free)));
   allocated_ += bytes;
   cached_ -= std::min(cached_, bytes);  // cached blocks are reused first
   cached_ = std::min(cached_, capacity_ - allocated_);

@@ -29,6 +29,7 @@ void add_threads_term(Estimate& e, const Workload& workload,
                   shape.thread_scratch_detail.empty()
                       ? std::string()
                       : " (" + shape.thread_scratch_detail + ")"));
+  e.terms.back().counted = true;
 }
 
 // A quantized model's dequantization buffer; a term only where there is one.
@@ -39,6 +40,7 @@ void add_weights_term(Estimate& e, const SequenceShape& shape,
       "dequantized_weights", bytes_from_double(shape.weight_scratch, what),
       fmt::format("the largest matrix dequantized as its layer runs: {}",
                   shape.weight_scratch_detail));
+  e.terms.back().counted = true;
 }
 
 }  // namespace

@@ -45,6 +45,7 @@ Json phase_event_object(const PhaseEvent& e) {
                 {"workload", workload_object(e.workload)},
                 {"estimate_bytes", e.estimate.bytes},
                 {"estimate_source", e.estimate.source},
+                {"estimate_origin", e.estimate.origin},
                 {"before", memory_json(e.before)},
                 {"after", memory_json(e.after)},
                 {"parked", e.parked},
@@ -63,6 +64,8 @@ Json workload_object(const Workload& w) {
               {"batch", w.batch},     {"width", w.width},
               {"height", w.height},   {"tokens", w.tokens},
               {"threads", w.threads}, {"quantized", w.quantized}};
+  if (w.frames != 1) out["frames"] = w.frames;
+  if (w.tile != 0) out["tile"] = w.tile;
   if (!w.images.empty()) {
     Json images = Json::array();
     for (const ImageSize& image : w.images)
@@ -168,6 +171,52 @@ std::string memory_stats_json(const MemoryStats& stats) {
   return detail::memory_json(stats).dump();
 }
 
+Workload parse_workload_object(const Json& w) {
+  if (!w.is_object()) bad("workload", "should be an object");
+  Workload out;
+  out.family = string_field(w, "family", "workload", false);
+  out.model = string_field(w, "model", "workload", false);
+  out.op = string_field(w, "op", "workload", false);
+  out.backend = string_field(w, "backend", "workload", false);
+  if (w.contains("dtype")) out.dtype = string_field(w, "dtype", "workload");
+  if (w.contains("arch")) out.arch = string_field(w, "arch", "workload");
+  out.batch = int_field<int>(w, "batch", "workload", false);
+  out.width = int_field<int>(w, "width", "workload", false);
+  out.height = int_field<int>(w, "height", "workload", false);
+  out.tokens = int_field<int>(w, "tokens", "workload", false);
+  if (w.contains("threads")) {
+    out.threads = int_field<int>(w, "threads", "workload");
+    if (out.threads < 1 || out.threads > kMaxThreads)
+      bad("workload.threads", fmt::format("is {}: it must be from 1 to {}",
+                                          out.threads, kMaxThreads));
+  }
+  if (w.contains("quantized")) {
+    if (!w["quantized"].is_boolean())
+      bad("workload.quantized", "should be true or false");
+    out.quantized = w["quantized"].get<bool>();
+  }
+  if (w.contains("frames")) {
+    out.frames = int_field<int>(w, "frames", "workload");
+    if (out.frames < 1 || out.frames > kMaxFrames)
+      bad("workload.frames", fmt::format("is {}: it must be from 1 to {}",
+                                         out.frames, kMaxFrames));
+  }
+  out.tile = int_field<int>(w, "tile", "workload", false);
+  if (w.contains("images")) {
+    const Json& images = w["images"];
+    if (!images.is_array() || images.size() > std::size_t(kMaxInputImages))
+      bad("workload.images",
+          fmt::format("should be an array of at most {} {{width, height}} "
+                      "objects",
+                      kMaxInputImages));
+    for (const Json& image : images)
+      out.images.push_back(
+          {int_field<int>(image, "width", "workload.images"),
+           int_field<int>(image, "height", "workload.images")});
+  }
+  return out;
+}
+
 PhaseEvent parse_phase_event_json(std::string_view text) {
   const Json j = mold::parse_untrusted_json(text);
   if (j.is_discarded()) bad("text", "is not JSON");
@@ -183,46 +232,11 @@ PhaseEvent parse_phase_event_json(std::string_view text) {
   e.steps = int_field<int>(j, "steps", "", false);
   e.seconds = seconds_field(j, "seconds", "");
   e.load_seconds = seconds_field(j, "load_seconds", "");
-  if (j.contains("workload")) {
-    const Json& w = j["workload"];
-    e.workload.family = string_field(w, "family", "workload", false);
-    e.workload.model = string_field(w, "model", "workload", false);
-    e.workload.op = string_field(w, "op", "workload", false);
-    e.workload.backend = string_field(w, "backend", "workload", false);
-    if (w.contains("dtype"))
-      e.workload.dtype = string_field(w, "dtype", "workload");
-    if (w.contains("arch"))
-      e.workload.arch = string_field(w, "arch", "workload");
-    e.workload.batch = int_field<int>(w, "batch", "workload", false);
-    e.workload.width = int_field<int>(w, "width", "workload", false);
-    e.workload.height = int_field<int>(w, "height", "workload", false);
-    e.workload.tokens = int_field<int>(w, "tokens", "workload", false);
-    if (w.contains("threads")) {
-      e.workload.threads = int_field<int>(w, "threads", "workload");
-      if (e.workload.threads < 1 || e.workload.threads > kMaxThreads)
-        bad("workload.threads", fmt::format("is {}: it must be from 1 to {}",
-                                            e.workload.threads, kMaxThreads));
-    }
-    if (w.contains("quantized")) {
-      if (!w["quantized"].is_boolean())
-        bad("workload.quantized", "should be true or false");
-      e.workload.quantized = w["quantized"].get<bool>();
-    }
-    if (w.contains("images")) {
-      const Json& images = w["images"];
-      if (!images.is_array() || images.size() > std::size_t(kMaxInputImages))
-        bad("workload.images",
-            fmt::format("should be an array of at most {} {{width, height}} "
-                        "objects",
-                        kMaxInputImages));
-      for (const Json& image : images)
-        e.workload.images.push_back(
-            {int_field<int>(image, "width", "workload.images"),
-             int_field<int>(image, "height", "workload.images")});
-    }
-  }
+  if (j.contains("workload")) e.workload = parse_workload_object(j["workload"]);
   e.estimate.bytes = int_field<Bytes>(j, "estimate_bytes", "", false);
   e.estimate.source = string_field(j, "estimate_source", "", false);
+  if (j.contains("estimate_origin"))
+    e.estimate.origin = string_field(j, "estimate_origin", "");
   if (j.contains("before")) e.before = memory_from(j["before"], "before");
   if (j.contains("after")) e.after = memory_from(j["after"], "after");
   if (j.contains("parked")) {

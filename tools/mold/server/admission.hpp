@@ -21,10 +21,11 @@ struct ServerDevice {
 };
 
 /// The refusal of `resolved` (defaults filled in, batch 1) on `entry`, or
-/// nothing when every phase fits.
-std::optional<ApiFailure> admit(ModelEntry& entry,
-                                const mold::GenerateRequest& resolved,
-                                const mold::tools::Host& host,
-                                const ServerDevice& where);
+/// nothing when every phase fits. The estimates learn from `history` (may
+/// be null).
+std::optional<ApiFailure> admit(
+    ModelEntry& entry, const mold::GenerateRequest& resolved,
+    const mold::tools::Host& host, const ServerDevice& where,
+    const std::shared_ptr<mold::MeasuredHistory>& history);
 
 }  // namespace mold_cli

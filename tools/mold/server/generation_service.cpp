@@ -157,7 +157,8 @@ void GenerationService::State::run_job(QueuedJob& job) {
     record["status"] = failure ? failure->code : "ok";
     if (failure) record["error"] = failure->message;
     const bool rejected =
-        failure && failure->code == codes::kInsufficientMemory;
+        failure && (failure->code == codes::kInsufficientMemory ||
+                    failure->code == codes::kNeverFits);
     if (rejected) metrics.count_rejection(failure->code);
     {
       std::lock_guard<std::mutex> lock(mutex);
@@ -198,7 +199,7 @@ void GenerationService::State::run_job(QueuedJob& job) {
     pool.park_others(*entry);
     resolved = entry->pipeline->resolve(job.request.generate);
     resolved.batch = 1;
-    if (auto refused = admit(*entry, resolved, host, where)) {
+    if (auto refused = admit(*entry, resolved, host, where, pool.history())) {
       pool.publish();
       return finish(std::nullopt, std::move(refused));
     }

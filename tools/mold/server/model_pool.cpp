@@ -24,6 +24,7 @@ ModelPool::ModelPool(const mold::tools::Host& host, ServeModels models,
     : host_(host),
       models_(std::move(models)),
       backend_(std::move(backend)),
+      history_(mold::tools::open_history(host_, *backend_)),
       metrics_(metrics) {
   metrics_.set_models_loaded(0);
 }
@@ -48,6 +49,7 @@ ModelEntry& ModelPool::entry_for(const mold::tools::FoundModel& found,
       std::make_unique<mold::ModelCache>(backend_, host_.config.cache);
   entry->runner = std::make_unique<mold::Runner>(
       *entry->pipeline, *entry->cache, *host_.registry);
+  entry->runner->set_history(history_, "mold serve");
   ModelEntry& made = *entry;
   entries_.emplace(key, std::move(entry));
   return made;

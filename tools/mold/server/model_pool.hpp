@@ -67,11 +67,17 @@ class ModelPool {
   void publish();
   /// The loaded models as /api/status and /api/models list them (any thread).
   nlohmann::json snapshot() const;
+  /// The device's measured history every model learns from and records
+  /// into (null when learning is off).
+  const std::shared_ptr<mold::MeasuredHistory>& history() const {
+    return history_;
+  }
 
  private:
   const mold::tools::Host& host_;
   ServeModels models_;
   std::shared_ptr<mold::Backend> backend_;
+  std::shared_ptr<mold::MeasuredHistory> history_;
   mold::net::ServerMetrics& metrics_;
   std::map<std::string, std::unique_ptr<ModelEntry>> entries_;
   mutable std::mutex snapshot_mutex_;

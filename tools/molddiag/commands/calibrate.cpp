@@ -27,6 +27,7 @@
 #include <nlohmann/json.hpp>
 #include <sstream>
 
+#include "calibrate_history.hpp"
 #include "calibrate_options.hpp"
 #include "calibrate_phase.hpp"
 #include "commands.hpp"
@@ -64,17 +65,11 @@ struct CalibrateResult {
   double attention_fixed_bytes = 0;      ///< --attention-from
   double bytes_per_latent_score = 0;     ///< --attention-from
   std::vector<PhasePoint> phase_points;  ///< text_encode, denoise
-  ConstantFit fit;                       ///< text_encode, denoise
+  mold::ConstantFit fit;                 ///< text_encode, denoise
   std::string command;  ///< the command line recorded in the block
   std::string block;    ///< the [op.cpu] TOML table
 };
 
-std::string today() {
-  std::time_t now = std::time(nullptr);
-  char date[32];
-  std::strftime(date, sizeof date, "%Y-%m-%d", std::gmtime(&now));
-  return date;
-}
 
 /// The attention term over the latent's (size / 8)^2 tokens that covers
 /// `points` (at least two sizes): bytes per score per element byte from the
@@ -177,7 +172,7 @@ CalibrateResult run(const tools::Host& host, const CalibrateRequest& request,
       if (on_point) on_point(points.back());
     }
   }
-  const std::string date = today();
+  const std::string date = calibration_date();
   const bool published = request.arch == mold::archs::kDefault;
   result.command = fmt::format(
       "molddiag calibrate --family {} --op {}{} --sizes {} --dtype {} "
@@ -391,7 +386,7 @@ CalibrateResult run_sequence(
       result.phase_points.push_back(std::move(p));
   result.fit = fit_constants(result.phase_points);
   const std::string device = mold::CpuBackend::instance()->device_name();
-  const std::string date = today();
+  const std::string date = calibration_date();
   // Files by name only: the table goes into a repository.
   auto name_of = [](const std::string& path) {
     const std::string name =
@@ -495,7 +490,7 @@ nlohmann::json bases_json(const PhasePoint& p) {
 
 nlohmann::json to_json(const CalibrateRequest& request,
                        const CalibrateResult& result) {
-  if (is_sequence_op(request.op)) {
+  if (is_sequence_op(request.op) || !request.from_history.empty()) {
     nlohmann::json constants = nlohmann::json::object();
     for (const auto& [name, value] : result.fit.constants)
       constants[name] = value;
@@ -597,6 +592,28 @@ int calibrate_command(const std::vector<std::string>& args) {
       is_sequence_op(request.op)
           ? "smaller --sizes or --tokens: each point is one whole run"
           : "smaller --sizes: each size is measured as one whole run");
+  if (!request.from_history.empty()) {
+    const HistoryCalibration learned = calibrate_from_history(request);
+    if (request.json) {
+      CalibrateResult result;
+      result.phase_points = learned.points;
+      result.fit = learned.fit;
+      result.command = learned.command;
+      nlohmann::json out = to_json(request, result);
+      out["backend"] = learned.backend;
+      out["device"] = learned.device;
+      out["runs"] = learned.runs;
+      tools::print_json(std::cout, out);
+    } else {
+      std::cout << fmt::format("{} runs of {} shapes on {} ({})\n\n",
+                               learned.runs, learned.points.size(),
+                               learned.device, learned.backend)
+                << learned.block;
+      if (!request.write.empty())
+        std::cout << fmt::format("\nwritten to {}\n", request.write);
+    }
+    return tools::kOk;
+  }
   CalibrateResult result;
   try {
     if (is_sequence_op(request.op)) {

@@ -139,7 +139,12 @@ tools::Parsed<CalibrateRequest> parse_calibrate_options(
       "the --json output of an earlier run of this family and op: its "
       "points join this run's in the fit (repeatable; per-token ops), e.g. "
       "a published directory's measured in bfloat16 beside the tiny "
-      "architecture's")("json", po::bool_switch(&r.json), "print JSON");
+      "architecture's")(
+      "from-history", po::value(&r.from_history),
+      "fit the runs a device's measured history holds (a file `molddiag "
+      "history` lists) instead of measuring now; the table is [op.BACKEND] "
+      "of that device's backend (--arch default unless given)")(
+      "json", po::bool_switch(&r.json), "print JSON");
   tools::add_host_options(options, r.host);
   const auto vm = tools::parse_args(args, options);
   if (vm.count("help")) {
@@ -148,118 +153,147 @@ tools::Parsed<CalibrateRequest> parse_calibrate_options(
   }
   tools::refuse_empty(vm, {"sizes", "tokens", "images", "dtype"});
   if (r.family.empty()) throw tools::UsageError("--family is required");
-  const bool sequence = is_sequence_op(r.op);
-  if (r.op != mold::ops::kVaeDecode && r.op != mold::ops::kVaeEncode &&
-      !sequence)
-    throw tools::UsageError(
-        std::string("--op is required: vae_decode, vae_encode, text_encode, "
-                    "denoise, or a per-token op of the family's (e.g. "
-                    "vision_encode)"));
-  if (!(r.headroom >= 1.0 && r.headroom <= 2.0))
-    throw tools::UsageError(
-        fmt::format("--headroom {} must be between 1.0 and 2.0", r.headroom));
-  if (r.sizes_text.empty())
-    r.sizes_text = !sequence                     ? "128,256,384"
-                   : r.op == mold::ops::kDenoise ? "64,192,384"
-                                                 : "64";
-  {
-    std::stringstream ss(r.dtypes_text);
-    std::string item;
-    while (std::getline(ss, item, ',')) {
-      if (!mold::is_compute_dtype(item))
-        throw tools::UsageError(
-            fmt::format("--dtype '{}': give {}, or several separated by commas",
-                        r.dtypes_text, mold::compute_dtype_names()));
-      if (std::find(r.dtypes.begin(), r.dtypes.end(), item) == r.dtypes.end())
-        r.dtypes.push_back(item);
-    }
-    if (r.dtypes.empty()) throw tools::UsageError("--dtype is empty");
-  }
-  if (!r.model_dir.empty()) {
-    if (!sequence)
-      throw tools::UsageError(
-          "--model-dir is for the per-token ops (text_encode, denoise, ...): "
-          "a VAE is measured alone, at --arch default");
-    if (!r.arch.empty())
-      throw tools::UsageError(
-          "--model-dir and --arch: the directory's config.json files give "
-          "the architecture; drop --arch " +
-          r.arch);
-    if (!std::filesystem::is_directory(r.model_dir))
-      throw tools::UsageError(fmt::format(
-          "--model-dir {}: no such directory (give a diffusers-format model "
-          "directory)",
-          r.model_dir));
-    r.arch = mold::archs::kDefault;
-  }
-  if (r.attention_from != 0) {
-    if (sequence)
-      throw tools::UsageError(
-          "--attention-from is for the VAE ops (vae_decode, vae_encode)");
-    if (r.attention_from < 8 || r.attention_from > 16384)
-      throw tools::UsageError(
-          fmt::format("--attention-from {}: give a size from 8 to 16384",
-                      r.attention_from));
-    if (r.dtypes.size() != 1)
-      throw tools::UsageError(
-          "--attention-from takes one --dtype: the attention term is fitted "
-          "per element byte of that dtype");
-  }
-  if (!r.points_from.empty() && !sequence)
-    throw tools::UsageError(
-        "--points-from is for the per-token ops (text_encode, denoise, ...)");
-  for (const auto& file : r.points_from) {
-    const std::string type = mold::describe_file_type(file);
+  if (vm.count("from-history")) {
+    for (const char* flag : {"sizes", "tokens", "images", "dtype", "model-dir",
+                             "points-from", "attention-from", "steps"})
+      if (vm.count(flag) && !vm[flag].defaulted())
+        throw tools::UsageError(fmt::format(
+            "--{} and --from-history: the history's runs give the sizes, "
+            "prompts and dtypes; drop --{}",
+            flag, flag));
+    const std::string type = mold::describe_file_type(r.from_history);
     if (type != "a regular file")
       throw tools::UsageError(
           type == "missing"
-              ? fmt::format("--points-from {}: no such file", file)
-              : fmt::format("--points-from {} is {}, not a JSON file", file,
-                            type));
+              ? fmt::format("--from-history {}: no such file (molddiag "
+                            "history lists the files)",
+                            r.from_history)
+              : fmt::format("--from-history {} is {}, not a history file",
+                            r.from_history, type));
+    if (r.op.empty())
+      throw tools::UsageError("--op is required: the op whose runs to fit");
+    if (!(r.headroom >= 1.0 && r.headroom <= 2.0))
+      throw tools::UsageError(
+          fmt::format("--headroom {} must be between 1.0 and 2.0", r.headroom));
+    if (r.arch.empty()) r.arch = mold::archs::kDefault;
   }
-  if (r.steps < 1 || r.steps > 100)
-    throw tools::UsageError(fmt::format("--steps {}: give 1 to 100", r.steps));
-  if (r.arch.empty())
-    r.arch = sequence ? mold::archs::kTiny : mold::archs::kDefault;
-  if (r.arch != mold::archs::kDefault && r.arch != mold::archs::kTiny)
-    throw tools::UsageError(
-        fmt::format("--arch {}: give default or tiny", r.arch));
-  if (sequence) {
-    if (r.tokens_text.empty())
-      r.tokens_text = r.op == mold::ops::kDenoise ? "16,160" : "8,64,192,400";
-    r.tokens = parse_list("--tokens", r.tokens_text, 1, 500, "16,160");
-    r.sizes = parse_list("--sizes", r.sizes_text, 16, 2048, "64,192,384");
-    if (!r.images_text.empty())
-      r.images = parse_list("--images", r.images_text, 1, 8, "1,2,3");
-    // A fit is tested by points beyond the few that decide it; points of
-    // an earlier run (--points-from) count too.
-    const std::size_t points = r.sizes.size() * r.tokens.size() *
-                               std::max<std::size_t>(1, r.images.size()) *
-                               r.dtypes.size();
-    if (points < 4 && r.points_from.empty())
-      throw tools::UsageError(fmt::format(
-          "--sizes {} and --tokens {} make {} point{}: a fit wants at least "
-          "4 (each size is run with each prompt length and dtype)",
-          r.sizes_text, r.tokens_text, points, points == 1 ? "" : "s"));
+  if (vm.count("from-history")) {
+    // The rest concerns runs made now.
   } else {
-    if (!r.tokens_text.empty())
+    const bool sequence = is_sequence_op(r.op);
+    if (r.op != mold::ops::kVaeDecode && r.op != mold::ops::kVaeEncode &&
+        !sequence)
       throw tools::UsageError(
-          "--tokens is for text_encode and denoise: a VAE sees no prompt");
-    if (!r.images_text.empty() || !r.model.empty())
+          std::string("--op is required: vae_decode, vae_encode, text_encode, "
+                      "denoise, or a per-token op of the family's (e.g. "
+                      "vision_encode)"));
+    if (!(r.headroom >= 1.0 && r.headroom <= 2.0))
       throw tools::UsageError(
-          "--images and --model are for the per-token ops: the VAE is "
-          "measured alone");
-    r.sizes = parse_list("--sizes", r.sizes_text, 8, 16384, "128,256,384");
-    if (r.attention_from > 0) {
-      const auto above =
-          std::count_if(r.sizes.begin(), r.sizes.end(),
-                        [&](int size) { return size >= r.attention_from; });
-      if (above < 2 || above == std::ptrdiff_t(r.sizes.size()))
+          fmt::format("--headroom {} must be between 1.0 and 2.0", r.headroom));
+    if (r.sizes_text.empty())
+      r.sizes_text = !sequence                     ? "128,256,384"
+                     : r.op == mold::ops::kDenoise ? "64,192,384"
+                                                   : "64";
+    {
+      std::stringstream ss(r.dtypes_text);
+      std::string item;
+      while (std::getline(ss, item, ',')) {
+        if (!mold::is_compute_dtype(item))
+          throw tools::UsageError(fmt::format(
+              "--dtype '{}': give {}, or several separated by commas",
+              r.dtypes_text, mold::compute_dtype_names()));
+        if (std::find(r.dtypes.begin(), r.dtypes.end(), item) == r.dtypes.end())
+          r.dtypes.push_back(item);
+      }
+      if (r.dtypes.empty()) throw tools::UsageError("--dtype is empty");
+    }
+    if (!r.model_dir.empty()) {
+      if (!sequence)
+        throw tools::UsageError(
+            "--model-dir is for the per-token ops (text_encode, denoise, ...): "
+            "a VAE is measured alone, at --arch default");
+      if (!r.arch.empty())
+        throw tools::UsageError(
+            "--model-dir and --arch: the directory's config.json files give "
+            "the architecture; drop --arch " +
+            r.arch);
+      if (!std::filesystem::is_directory(r.model_dir))
         throw tools::UsageError(fmt::format(
-            "--attention-from {} with --sizes {}: give at least two sizes "
-            "from {} on (they fit the attention term) and one below (it "
-            "fits the per-pixel constant)",
-            r.attention_from, r.sizes_text, r.attention_from));
+            "--model-dir {}: no such directory (give a diffusers-format model "
+            "directory)",
+            r.model_dir));
+      r.arch = mold::archs::kDefault;
+    }
+    if (r.attention_from != 0) {
+      if (sequence)
+        throw tools::UsageError(
+            "--attention-from is for the VAE ops (vae_decode, vae_encode)");
+      if (r.attention_from < 8 || r.attention_from > 16384)
+        throw tools::UsageError(
+            fmt::format("--attention-from {}: give a size from 8 to 16384",
+                        r.attention_from));
+      if (r.dtypes.size() != 1)
+        throw tools::UsageError(
+            "--attention-from takes one --dtype: the attention term is fitted "
+            "per element byte of that dtype");
+    }
+    if (!r.points_from.empty() && !sequence)
+      throw tools::UsageError(
+          "--points-from is for the per-token ops (text_encode, denoise, ...)");
+    for (const auto& file : r.points_from) {
+      const std::string type = mold::describe_file_type(file);
+      if (type != "a regular file")
+        throw tools::UsageError(
+            type == "missing"
+                ? fmt::format("--points-from {}: no such file", file)
+                : fmt::format("--points-from {} is {}, not a JSON file", file,
+                              type));
+    }
+    if (r.steps < 1 || r.steps > 100)
+      throw tools::UsageError(
+          fmt::format("--steps {}: give 1 to 100", r.steps));
+    if (r.arch.empty())
+      r.arch = sequence ? mold::archs::kTiny : mold::archs::kDefault;
+    if (r.arch != mold::archs::kDefault && r.arch != mold::archs::kTiny)
+      throw tools::UsageError(
+          fmt::format("--arch {}: give default or tiny", r.arch));
+    if (sequence) {
+      if (r.tokens_text.empty())
+        r.tokens_text = r.op == mold::ops::kDenoise ? "16,160" : "8,64,192,400";
+      r.tokens = parse_list("--tokens", r.tokens_text, 1, 500, "16,160");
+      r.sizes = parse_list("--sizes", r.sizes_text, 16, 2048, "64,192,384");
+      if (!r.images_text.empty())
+        r.images = parse_list("--images", r.images_text, 1, 8, "1,2,3");
+      // A fit is tested by points beyond the few that decide it; points of
+      // an earlier run (--points-from) count too.
+      const std::size_t points = r.sizes.size() * r.tokens.size() *
+                                 std::max<std::size_t>(1, r.images.size()) *
+                                 r.dtypes.size();
+      if (points < 4 && r.points_from.empty())
+        throw tools::UsageError(fmt::format(
+            "--sizes {} and --tokens {} make {} point{}: a fit wants at least "
+            "4 (each size is run with each prompt length and dtype)",
+            r.sizes_text, r.tokens_text, points, points == 1 ? "" : "s"));
+    } else {
+      if (!r.tokens_text.empty())
+        throw tools::UsageError(
+            "--tokens is for text_encode and denoise: a VAE sees no prompt");
+      if (!r.images_text.empty() || !r.model.empty())
+        throw tools::UsageError(
+            "--images and --model are for the per-token ops: the VAE is "
+            "measured alone");
+      r.sizes = parse_list("--sizes", r.sizes_text, 8, 16384, "128,256,384");
+      if (r.attention_from > 0) {
+        const auto above =
+            std::count_if(r.sizes.begin(), r.sizes.end(),
+                          [&](int size) { return size >= r.attention_from; });
+        if (above < 2 || above == std::ptrdiff_t(r.sizes.size()))
+          throw tools::UsageError(fmt::format(
+              "--attention-from {} with --sizes {}: give at least two sizes "
+              "from {} on (they fit the attention term) and one below (it "
+              "fits the per-pixel constant)",
+              r.attention_from, r.sizes_text, r.attention_from));
+      }
     }
   }
   if (!r.write.empty()) {

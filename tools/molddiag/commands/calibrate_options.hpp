@@ -29,6 +29,9 @@ struct CalibrateRequest {
   int attention_from = 0;
   double headroom = 1.05;
   std::string write;  ///< the calibration file to update; empty: none
+  /// --from-history: a measured history file whose runs are fitted instead
+  /// of runs made now (calibrate_history.hpp).
+  std::string from_history;
   bool json = false, verbose = false;
 };
 

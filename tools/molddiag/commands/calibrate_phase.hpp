@@ -9,6 +9,7 @@
 
 #include <functional>
 #include <mold/base/bytes.hpp>
+#include <mold/estimate/constant_fit.hpp>
 #include <string>
 #include <utility>
 #include <vector>
@@ -72,35 +73,15 @@ inline mold::Bytes fitted_peak(const PhasePoint& p) {
   return p.peak > unfitted_bytes(p) ? p.peak - unfitted_bytes(p) : 0;
 }
 
-struct ConstantFit {
-  /// The fitted constants, by name, in the order the estimate has them.
-  std::vector<std::pair<std::string, double>> constants;
-  /// The fit before scaling: the largest measured/fitted ratio, which
-  /// scaled every constant so that the fit covers every point.
-  double scale = 1;
-  /// Stage factors ("attention_factor"): the fit is the largest stage, not
-  /// the sum of the terms.
-  bool staged = false;
-  /// The stages that were the largest at no measured point (their factor
-  /// is the largest that keeps them so).
-  std::vector<std::string> never_largest;
-};
-
 /// Runs the pipeline once per (size, words) and returns the op's points.
 std::vector<PhasePoint> measure_phase(
     const mold::tools::Host& host, const PhaseCalibration& calibration,
     const std::function<void(const PhasePoint&)>& on_point);
 
-/// The non-negative constants minimising the squared relative error of
-/// sum(constant x basis) over the points, scaled so that no point is above
-/// the fit. Throws mold::Error when there are not more points than
-/// constants. For stage factors (every constant named "*_factor"): each
-/// stage's factor is the largest measured / counted ratio of the points
-/// where that stage is the largest, so that the largest stage covers every
-/// point.
-ConstantFit fit_constants(const std::vector<PhasePoint>& points);
+/// mold::fit_constants of the points (their peaks less the unfitted terms).
+mold::ConstantFit fit_constants(const std::vector<PhasePoint>& points);
 
 /// The fit's bytes at a point (the largest stage's, for stage factors).
-double fitted_bytes(const ConstantFit& fit, const PhasePoint& point);
+double fitted_bytes(const mold::ConstantFit& fit, const PhasePoint& point);
 
 }  // namespace molddiag

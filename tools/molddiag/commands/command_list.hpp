@@ -18,6 +18,9 @@ inline const std::vector<CommandEntry>& command_list() {
        "list loaded plugins, what they registered, and plugins that failed to "
        "load"},
       {"estimate", "the working-memory estimate of one operation"},
+      {"history",
+       "what each device's measured history holds (what estimates learn "
+       "from); prune it"},
       {"classify",
        "whether an error text is an out-of-memory error, where, and what to "
        "do"},

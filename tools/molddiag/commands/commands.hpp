@@ -23,6 +23,7 @@ inline constexpr const char* kPluginsCommand = "molddiag plugins";
 
 int plugins_command(const std::vector<std::string>& args);
 int estimate_command(const std::vector<std::string>& args);
+int history_command(const std::vector<std::string>& args);
 int classify_command(const std::vector<std::string>& args);
 int vae_command(const std::vector<std::string>& args);
 int tiling_command(const std::vector<std::string>& args);

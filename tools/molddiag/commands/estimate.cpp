@@ -4,6 +4,7 @@
 
 #include <iostream>
 #include <mold/base/error.hpp>
+#include <mold/estimate/learned_estimate.hpp>
 #include <mold/estimate/workload.hpp>
 #include <mold/plugin/registry.hpp>
 #include <nlohmann/json.hpp>
@@ -25,6 +26,10 @@ struct EstimateRequest {
   tools::HostOptions host;
   mold::Workload workload;
   bool json = false;
+  /// The device whose measured history corrects the estimate; "": the
+  /// backend's own device, where it can be opened here.
+  std::string device;
+  bool table_only = false;
 };
 
 struct EstimateResult {
@@ -81,7 +86,12 @@ tools::Parsed<EstimateRequest> parse(const std::vector<std::string>& args) {
   options.add_options()("model", po::value(&w.model),
                         "model[:variant], e.g. qwen-image-edit-2511:q4")(
       "json", po::bool_switch(&r.json),
-      "print JSON (fields in docs/molddiag.md)");
+      "print JSON (fields in docs/molddiag.md)")(
+      "device", po::value(&r.device),
+      "learn from this device's measured history (the name `molddiag "
+      "history` lists); default: the backend's device, where it is here")(
+      "table-only", po::bool_switch(&r.table_only),
+      "the table's estimate, without what the device's history learned");
   tools::add_host_options(options, r.host);
   // Before parsing: the required options would fail it.
   if (tools::wants_help(args)) {
@@ -101,6 +111,23 @@ EstimateResult run(const tools::Host& host, const EstimateRequest& request) {
   EstimateResult result;
   host.registry->find_estimator(request.workload, &result.estimator);
   result.estimate = host.registry->estimate(request.workload);
+  if (request.table_only) return result;
+  std::string device = request.device;
+  if (device.empty()) {
+    try {  // a backend absent here (cuda on a laptop) has no history here
+      device = host.registry->create_backend(request.workload.backend)
+                   ->device_name();
+    } catch (const std::exception&) {
+      return result;
+    }
+  }
+  if (const auto history =
+          tools::open_history(host, request.workload.backend, device))
+    result.estimate = mold::learned_estimate(
+        result.estimate, request.workload,
+        history->phases_like(request.workload),
+        [&](const mold::Workload& w) { return host.registry->estimate(w); },
+        device);
   return result;
 }
 
@@ -126,6 +153,8 @@ nlohmann::json to_json(const EstimateRequest& request,
                         {"human", mold::format_bytes(estimate.bytes)},
                         {"calibrated", estimate.calibrated},
                         {"source", estimate.source},
+                        {"origin", estimate.origin},
+                        {"learned_runs", estimate.learned_runs},
                         {"estimator", result.estimator.to_string()}};
   out["terms"] = nlohmann::json::array();
   for (const auto& t : estimate.terms)
@@ -151,8 +180,9 @@ void print_text(const EstimateRequest& request, const EstimateResult& result) {
                                : "no (constants not measured on this "
                                  "backend or architecture: see the "
                                  "source)");
-  std::cout << fmt::format("estimator:  {}\nsource:     {}\n",
-                           result.estimator.to_string(), estimate.source);
+  std::cout << fmt::format("origin:     {}\nestimator:  {}\nsource:     {}\n",
+                           estimate.origin, result.estimator.to_string(),
+                           estimate.source);
 }
 
 void print(const EstimateRequest& request, const EstimateResult& result) {

@@ -32,6 +32,9 @@ mold::MemoryProfile run_profile(const ProfileRun& r) {
         prepared.found.family->make_pipeline(prepared.options);
     mold::ModelCache cache(backend, host.config.cache);
     mold::Runner runner(*pipeline, cache, *host.registry);
+    // Recorded, not learned: every image runs with the same estimates, so
+    // that images compare.
+    runner.set_history(tools::open_history(host, *backend), "molddiag", false);
     mold::MemoryProfile header;
     header.driver = "local";
     header.subject =

@@ -5,6 +5,7 @@
 #include <set>
 
 #include "mold/base/error.hpp"
+#include "mold/oom/oom.hpp"
 #include "mold/plugin/registry.hpp"
 #include "mold/runtime/allocation_scope.hpp"
 
@@ -67,9 +68,50 @@ Estimate RunContext::estimate(const Workload& workload) const {
   if (!registry_.find_estimator(workload)) {
     Estimate none;
     none.source = "no estimator";
+    none.origin = "none";
     return none;
   }
-  return registry_.estimate(workload);
+  const Estimate table = registry_.estimate(workload);
+  if (!history_ || !learn_) return table;
+  return learned_estimate(
+      table, workload, history_->phases_like(workload),
+      [this](const Workload& w) { return registry_.estimate(w); },
+      history_->device());
+}
+
+void RunContext::set_history(std::shared_ptr<MeasuredHistory> history,
+                             std::string by, bool learn) {
+  history_ = std::move(history);
+  recorded_by_ = std::move(by);
+  learn_ = learn;
+}
+
+void RunContext::record(const PhaseEvent& event, const std::string& error) {
+  if (!history_ || event.workload.op.empty()) return;
+  try {
+    MeasuredPhase phase;
+    phase.workload = event.workload;
+    phase.by = recorded_by_;
+    if (error.empty()) {
+      phase.peak = working_peak(event.before, event.after);
+    } else {
+      ErrorContext context;
+      context.message = error;
+      context.origin.backend = backend().name();
+      context.origin.device_name = history_->device();
+      const auto report = registry_.classify(context);
+      if (!report || !report->requested) return;
+      phase.peak = *report->requested;
+      phase.lower_bound = true;
+    }
+    for (const auto& term : event.estimate.terms) {
+      if (term.counted) phase.unfitted += term.bytes;
+      if (!term.constant.empty())
+        phase.bases.emplace_back(term.constant, term.basis);
+    }
+    history_->append(std::move(phase));
+  } catch (const std::exception&) {  // a history is never a reason to fail
+  }
 }
 
 void RunContext::reuse_phase(const PlannedPhase& phase, std::string detail) {
@@ -120,6 +162,7 @@ void RunContext::run_phase(const PlannedPhase& phase,
     failed.error = message;
     failed.after = backend().stats();
     failed.residency = cache_.entries();
+    record(failed, message);
     emit(failed);
   };
 
@@ -178,6 +221,7 @@ void RunContext::run_phase(const PlannedPhase& phase,
   done.residency = cache_.entries();
   done.detail = scope.detail_;
   done.step = phase.steps;
+  record(done, {});
   emit(done);
 }
 

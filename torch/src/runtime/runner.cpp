@@ -27,6 +27,13 @@ void Runner::remove_observer(RunObserver* observer) {
                    observers_.end());
 }
 
+void Runner::set_history(std::shared_ptr<MeasuredHistory> history,
+                         std::string by, bool learn) {
+  history_ = std::move(history);
+  recorded_by_ = std::move(by);
+  learn_ = learn;
+}
+
 std::vector<PlannedPhase> Runner::plan(const GenerateRequest& request) const {
   return pipeline_.plan(pipeline_.resolve(request));
 }
@@ -35,6 +42,7 @@ void Runner::run(const GenerateRequest& request, const ImageSink& sink) {
   const GenerateRequest resolved = pipeline_.resolve(request);
   RunContext context(cache_, registry_, observers_);
   context.set_cancel(cancelled_, cancel_reason_);
+  context.set_history(history_, recorded_by_, learn_);
   for (int i = 0; i < resolved.batch; ++i) {
     const auto started = std::chrono::steady_clock::now();
     context.begin_image(i, resolved.batch);

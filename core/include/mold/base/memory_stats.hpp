@@ -34,6 +34,13 @@ struct MemoryStats {
   }
 };
 
+/// What a phase needed above what was there when it started (`before`;
+/// `after` holds the peaks during it): the larger of the allocated and the
+/// reserved peak above their start. A caching allocator's reserved peak is
+/// what its free memory is checked against; the cpu backend's two are the
+/// same.
+Bytes working_peak(const MemoryStats& before, const MemoryStats& after);
+
 /// One field of MemoryStats by the name mold's JSON gives it (mold run --json,
 /// the profiler's reports, the server's API). Every field is a 64-bit count.
 struct MemoryStatsField {

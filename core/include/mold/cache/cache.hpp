@@ -83,8 +83,17 @@ struct CacheEntryState {
 /// half-loaded.
 class InsufficientMemory : public Error {
  public:
+  /// `device_most`: the most the device could give the operation with
+  /// every component parked and every other process gone (its total less
+  /// what this process holds outside the cache); 0 when unknown. The
+  /// message says whether the operation will never fit (needed above it)
+  /// or does not fit now.
   InsufficientMemory(std::string operation, Bytes needed, Bytes free,
-                     Bytes evictable, std::vector<std::string> locked);
+                     Bytes evictable, std::vector<std::string> locked,
+                     Bytes device_most = 0);
+  /// Not even an empty device would hold it (needed > device_most).
+  bool never() const { return device_most_ > 0 && needed_ > device_most_; }
+  Bytes device_most() const { return device_most_; }
   Bytes needed() const { return needed_; }
   Bytes free() const { return free_; }
   Bytes evictable() const { return evictable_; }
@@ -93,6 +102,7 @@ class InsufficientMemory : public Error {
  private:
   Bytes needed_, free_, evictable_;
   std::vector<std::string> locked_;
+  Bytes device_most_;
 };
 
 class ModelCache {

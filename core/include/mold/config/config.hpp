@@ -12,6 +12,9 @@
 ///     working_memory_floor = "3 GiB"
 ///     [calibration]
 ///     dir = "~/.config/mold/calibration"  # overrides of plugins' files
+///     [estimates]
+///     learn = true  # learn from and record into the device's measured
+///                   # history (estimate/learned_estimate.hpp)
 ///     [models]
 ///     dirs = ["~/models"]  # where model directories are; relative: from
 ///                          # the file's dir (catalog/model_search.hpp)
@@ -47,6 +50,9 @@ class Config {
   /// Where users override plugin data files; defaults to
   /// `$XDG_CONFIG_HOME/mold/calibration` (or `~/.config/mold/calibration`).
   std::filesystem::path calibration_dir;
+  /// `[estimates] learn`: estimates corrected by, and phases recorded into,
+  /// the device's measured history under $XDG_STATE_HOME/mold/history.
+  bool learn_estimates = true;
   /// `[models] dirs`: where to look for model directories, after
   /// `--model-dir` and `MOLD_MODELS_DIR` (model_search_dirs()).
   std::vector<std::filesystem::path> model_dirs;

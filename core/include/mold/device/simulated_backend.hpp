@@ -28,6 +28,9 @@ class SimulatedBackend final : public Backend {
   /// Returns `bytes`; with `keep_cached`, the allocator keeps them (reserved,
   /// unused) until empty_cache().
   void release(Bytes bytes, bool keep_cached = false);
+  /// Memory other processes hold on the device (what a shared GPU has
+  /// taken): not free, not this process's (stats().device_used counts it).
+  void set_other_processes(Bytes bytes);
 
  private:
   std::string device_name_;
@@ -35,6 +38,7 @@ class SimulatedBackend final : public Backend {
   Bytes allocated_ = 0;
   Bytes cached_ = 0;
   Bytes peak_ = 0;
+  Bytes others_ = 0;
 };
 
 /// A component of a given size whose loads are counted on a SimulatedBackend.

@@ -32,6 +32,10 @@ struct EstimateTerm {
   /// measured runs from these.
   std::string constant;
   double basis = 0;
+  /// An exact count (or a bound) that no constant scales and no fit
+  /// learns: the threads' scratch, a dequantization buffer. Measured peaks
+  /// are fitted without these terms.
+  bool counted = false;
 };
 
 struct Estimate {
@@ -43,6 +47,12 @@ struct Estimate {
   /// Where the constants come from: file, table and the measurement behind
   /// them.
   std::string source;
+  /// What decided the bytes: "table" (the constants), "learned" (this
+  /// device's measured history), "table, raised by history", or "none" (no
+  /// estimator).
+  std::string origin = "table";
+  /// The measured runs of the same op on this device behind a learned one.
+  std::size_t learned_runs = 0;
 };
 
 /// Maps a workload to its estimate. Registered per (family, op, backend); "*"

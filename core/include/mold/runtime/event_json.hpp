@@ -15,7 +15,8 @@ namespace mold {
 
 /// One JSON object: image, images, phase, component, status (start, step,
 /// done, failed), step, steps, seconds, workload, estimate_bytes,
-/// estimate_source, before, after, parked, residency, detail, error.
+/// estimate_source, estimate_origin, before, after, parked, residency,
+/// detail, error.
 std::string phase_event_json(const PhaseEvent& event);
 
 /// The event `phase_event_json` wrote (fields it leaves out keep their
@@ -26,8 +27,13 @@ PhaseEvent parse_phase_event_json(std::string_view text);
 
 /// The "workload" object of an event: family, model, op, backend, dtype,
 /// arch, batch, width, height, tokens, threads, quantized and, for an edit,
-/// images ({width, height} each). `mold run --plan --json` writes it too.
+/// images ({width, height} each); frames and tile where they are not 1 and 0.
+/// `mold run --plan --json` writes it too.
 nlohmann::json workload_object(const Workload& workload);
+/// The workload `workload_object` wrote (absent fields keep their
+/// defaults). Throws ParseError naming the field for a wrong type or a
+/// number out of range; the caller validates the whole.
+Workload parse_workload_object(const nlohmann::json& object);
 
 /// {"total": ..., "free": ..., ...}: every field of kMemoryStatsFields.
 std::string memory_stats_json(const MemoryStats& stats);

@@ -26,6 +26,8 @@ inline constexpr std::string_view kPayloadTooLarge =
 inline constexpr std::string_view kUnsupportedMediaType =
     "UNSUPPORTED_MEDIA_TYPE";                                             // 415
 inline constexpr std::string_view kValidationError = "VALIDATION_ERROR";  // 422
+/// Admission: the job needs more than this device could ever give it.
+inline constexpr std::string_view kNeverFits = "NEVER_FITS";  // 422
 inline constexpr std::string_view kHeadersTooLarge =
     "HEADERS_TOO_LARGE";                                                // 431
 inline constexpr std::string_view kInferenceError = "INFERENCE_ERROR";  // 500

@@ -15,6 +15,8 @@
 #include <vector>
 
 #include "mold/cache/cache.hpp"
+#include "mold/estimate/learned_estimate.hpp"
+#include "mold/estimate/measured_history.hpp"
 #include "mold/estimate/workload.hpp"
 #include "mold/plan/generate_settings.hpp"
 #include "mold/runtime/observer.hpp"
@@ -141,9 +143,19 @@ class RunContext {
   /// earlier run of it made (EncodingMemo). Loads nothing; `detail` says
   /// what was reused ("the embeddings of image 1").
   void reuse_phase(const PlannedPhase& phase, std::string detail);
-  /// The estimate for `workload` (registered estimators); an estimate of 0
-  /// bytes with source "no estimator" when none is registered.
+  /// The estimate for `workload`: the registered estimator's, corrected by
+  /// the device's measured history when one is set (learned_estimate.hpp);
+  /// an estimate of 0 bytes with source "no estimator" when none is
+  /// registered.
   Estimate estimate(const Workload& workload) const;
+  /// Learn from and record into `history` (null: neither): every phase run
+  /// through this context that ends is recorded with its working peak
+  /// (a failed one with the allocation that failed, where the error says),
+  /// `by` naming who ran it ("mold run"). Recording never fails a run.
+  /// With `learn` false the estimates stay the tables' (molddiag calibrate
+  /// measures the tables themselves) and phases are only recorded.
+  void set_history(std::shared_ptr<MeasuredHistory> history, std::string by,
+                   bool learn = true);
 
   /// Asked before each phase and at each step: when it returns true the run
   /// stops there with mold::Cancelled (whose message is `reason`).
@@ -164,6 +176,11 @@ class RunContext {
   int images_ = 1;
   std::function<bool()> cancelled_;
   std::string cancel_reason_;
+  std::shared_ptr<MeasuredHistory> history_;
+  std::string recorded_by_;
+  bool learn_ = true;
+
+  void record(const PhaseEvent& event, const std::string& error);
 };
 
 }  // namespace mold

@@ -34,6 +34,10 @@ class Runner {
   /// The next runs stop before a phase or at a step when `cancelled` returns
   /// true, with mold::Cancelled(`reason`); an empty function: never.
   void set_cancel(std::function<bool()> cancelled, std::string reason = {});
+  /// The next runs learn their estimates from `history` and record every
+  /// phase into it (RunContext::set_history); null: neither.
+  void set_history(std::shared_ptr<MeasuredHistory> history,
+                   std::string by = "mold run", bool learn = true);
   /// The phases each image will go through (resolved request).
   std::vector<PlannedPhase> plan(const GenerateRequest& request) const;
 
@@ -44,6 +48,9 @@ class Runner {
   std::vector<RunObserver*> observers_;
   std::function<bool()> cancelled_;
   std::string cancel_reason_;
+  std::shared_ptr<MeasuredHistory> history_;
+  std::string recorded_by_;
+  bool learn_ = true;
 };
 
 }  // namespace mold
