@@ -274,6 +274,9 @@ TEST_CASE("mold run failures are clear and exit with their codes",
     CHECK(r.exit_code == 1);
     CHECK_THAT(r.err, Catch::Contains("text_encode") ||
                           Catch::Contains("text_encoder"));
+    // The whole device (the limit) is too small: never, not "retry later".
+    CHECK_THAT(r.err, Catch::Contains("It will never fit on this device") &&
+                          Catch::Contains("retrying will not help"));
     CHECK(fs::is_empty(out.path()));
   }
 }

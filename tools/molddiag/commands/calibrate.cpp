@@ -45,6 +45,14 @@ namespace molddiag {
 
 namespace {
 
+/// What a point's peak is, for a table's source.
+std::string peak_meaning(const std::string& backend) {
+  return backend == "cpu"
+             ? std::string("peak bytes of the cpu backend's tracking allocator")
+             : "peak bytes reserved above the start, as the " + backend +
+                   " backend's caching allocator reports them";
+}
+
 /// One measured size.
 struct Point {
   std::string dtype;
@@ -69,7 +77,6 @@ struct CalibrateResult {
   std::string command;  ///< the command line recorded in the block
   std::string block;    ///< the [op.cpu] TOML table
 };
-
 
 /// The attention term over the latent's (size / 8)^2 tokens that covers
 /// `points` (at least two sizes): bytes per score per element byte from the
@@ -120,7 +127,8 @@ std::string attention_term(const std::vector<Point>& points,
 CalibrateResult run(const tools::Host& host, const CalibrateRequest& request,
                     const std::function<void(const Point&)>& on_point,
                     FailureContext& failure) {
-  auto cpu = mold::CpuBackend::instance();
+  const std::shared_ptr<mold::Backend> backend =
+      host.registry->create_backend(request.backend);
   const auto vae =
       make_family_vae(*host.registry, request.family, request.arch, 0);
   at::Generator generator = at::detail::createCPUGenerator(1);
@@ -130,7 +138,7 @@ CalibrateResult run(const tools::Host& host, const CalibrateRequest& request,
     const at::ScalarType dtype = dtype_name == "bfloat16"  ? at::kBFloat16
                                  : dtype_name == "float16" ? at::kHalf
                                                            : at::kFloat;
-    vae->to(c10::Device(c10::kCPU), dtype);
+    vae->to(backend->torch_device(), dtype);
     for (const int size : request.sizes) {
       const bool decode = request.op == mold::ops::kVaeDecode;
       if (request.arch ==
@@ -138,7 +146,7 @@ CalibrateResult run(const tools::Host& host, const CalibrateRequest& request,
         mold::Workload w;
         w.family = request.family;
         w.op = request.op;
-        w.backend = "cpu";
+        w.backend = request.backend;
         w.dtype = dtype_name;
         w.height = w.width = size;
         failure.workload = w;
@@ -147,20 +155,25 @@ CalibrateResult run(const tools::Host& host, const CalibrateRequest& request,
           (decode ? at::randn({1, vae->latent_channels(), size / 8, size / 8},
                               generator, at::kFloat)
                   : at::rand({1, 3, size, size}, generator, at::kFloat) * 2 - 1)
-              .to(dtype);
-      const mold::Bytes live = cpu->stats().allocated;
+              .to(backend->torch_device(), dtype);
+      backend->synchronize_and_check();
+      backend->empty_cache();
+      const mold::MemoryStats before = backend->stats();
       const mold::Bytes rss_before = mold::read_host_rss();
       const bool rss_peak_known = mold::reset_host_peak_rss();
-      cpu->reset_peak();
+      backend->reset_peak();
       const auto start = std::chrono::steady_clock::now();
       {
         const at::Tensor out =
             decode ? vae->decode(input, {}) : vae->encode(input, {});
+        backend->synchronize_and_check();
       }
       const double seconds = std::chrono::duration<double>(
                                  std::chrono::steady_clock::now() - start)
                                  .count();
-      const mold::Bytes peak = cpu->stats().peak_allocated - live;
+      // The allocated peak above the start (the cpu backend's tracking
+      // allocator), or the reserved one where an allocator caches (cuda).
+      const mold::Bytes peak = mold::working_peak(before, backend->stats());
       const mold::Bytes rss_peak = mold::read_host_peak_rss();
       points.push_back(
           {dtype_name, size, peak,
@@ -175,20 +188,21 @@ CalibrateResult run(const tools::Host& host, const CalibrateRequest& request,
   const std::string date = calibration_date();
   const bool published = request.arch == mold::archs::kDefault;
   result.command = fmt::format(
-      "molddiag calibrate --family {} --op {}{} --sizes {} --dtype {} "
+      "molddiag calibrate --family {} --op {}{}{} --sizes {} --dtype {} "
       "--headroom {:g}{}",
       request.family, request.op, published ? "" : " --arch " + request.arch,
+      request.backend == "cpu" ? "" : " --backend " + request.backend,
       request.sizes_text, request.dtypes_text, request.headroom,
       request.attention_from > 0
           ? fmt::format(" --attention-from {}", request.attention_from)
           : std::string());
-  // Another architecture's constants go in its own [op.cpu.ARCH] table.
-  const std::string table =
-      request.op + ".cpu" + (published ? "" : "." + request.arch);
+  // Another architecture's constants go in its own [op.BACKEND.ARCH] table.
+  const std::string table = request.op + "." + request.backend +
+                            (published ? "" : "." + request.arch);
   std::string& block = result.block;
   block = fmt::format("[{}]\n", table);
   block += fmt::format("# measured by: {} ({}, {})\n", result.command,
-                       cpu->device_name(), date);
+                       backend->device_name(), date);
   if (request.dtypes.size() == 1) {
     // With --attention-from, the points from that size on fit the attention
     // term; the others, the per-pixel constant.
@@ -265,10 +279,9 @@ CalibrateResult run(const tools::Host& host, const CalibrateRequest& request,
   }
   block +=
       fmt::format("headroom = {:g}\ncalibrated = true\n", request.headroom);
-  block += fmt::format(
-      "source = \"{} on {}, {}, peak bytes of the cpu backend's tracking "
-      "allocator ({})\"\n",
-      result.command, cpu->device_name(), request.dtypes_text, date);
+  block += fmt::format("source = \"{} on {}, {}, {} ({})\"\n", result.command,
+                       backend->device_name(), request.dtypes_text,
+                       peak_meaning(request.backend), date);
   if (!request.write.empty())
     mold::replace_toml_table(request.write, table, block, "--write");
   return result;
@@ -376,7 +389,7 @@ CalibrateResult run_sequence(
   PhaseCalibration calibration{
       request.family,    request.op,    request.arch,   request.sizes,
       request.tokens,    request.model, request.images, request.dtypes,
-      request.model_dir, request.steps};
+      request.model_dir, request.steps, request.backend};
   result.phase_points = measure_phase(host, calibration, on_point);
   std::vector<std::string> names;
   for (const auto& [name, basis] : result.phase_points.front().bases)
@@ -385,7 +398,8 @@ CalibrateResult run_sequence(
     for (auto& p : read_points(file, request, names))
       result.phase_points.push_back(std::move(p));
   result.fit = fit_constants(result.phase_points);
-  const std::string device = mold::CpuBackend::instance()->device_name();
+  const std::string device =
+      host.registry->create_backend(request.backend)->device_name();
   const std::string date = calibration_date();
   // Files by name only: the table goes into a repository.
   auto name_of = [](const std::string& path) {
@@ -397,9 +411,10 @@ CalibrateResult run_sequence(
   for (const auto& file : request.points_from)
     sources += " --points-from " + name_of(file);
   result.command = fmt::format(
-      "molddiag calibrate --family {} --op {} {}{}{} --sizes {} --tokens {} "
+      "molddiag calibrate --family {} --op {}{} {}{}{} --sizes {} --tokens {} "
       "--dtype {} --steps {} --headroom {:g}{}",
       request.family, request.op,
+      request.backend == "cpu" ? "" : " --backend " + request.backend,
       request.model_dir.empty()
           ? "--arch " + request.arch
           : "--model-dir .../" + name_of(request.model_dir),
@@ -408,7 +423,7 @@ CalibrateResult run_sequence(
       request.sizes_text, request.tokens_text, request.dtypes_text,
       request.steps, request.headroom, sources);
   std::string& block = result.block;
-  block = fmt::format("[{}.cpu]\n", request.op);
+  block = fmt::format("[{}.{}]\n", request.op, request.backend);
   block +=
       fmt::format("# measured by: {} ({}, {})\n", result.command, device, date);
   block +=
@@ -441,13 +456,18 @@ CalibrateResult run_sequence(
   block +=
       fmt::format("headroom = {:g}\ncalibrated = true\n", request.headroom);
   block += fmt::format(
-      "source = \"{} on {}, {}: each phase's peak above what was "
-      "allocated when it started, as the cpu backend's tracking allocator "
-      "counts it ({})\"\n",
-      result.command, device, request.dtypes_text, date);
+      "source = \"{} on {}, {}: {}\"\n", result.command, device,
+      request.dtypes_text,
+      request.backend == "cpu"
+          ? fmt::format("each phase's peak above what was allocated when it "
+                        "started, as the cpu backend's tracking allocator "
+                        "counts it ({})",
+                        date)
+          : fmt::format("each phase's working peak ({}) ({})",
+                        peak_meaning(request.backend), date));
   if (!request.write.empty())
-    mold::replace_toml_table(request.write, request.op + ".cpu", block,
-                             "--write");
+    mold::replace_toml_table(request.write, request.op + "." + request.backend,
+                             block, "--write");
   return result;
 }
 
@@ -587,7 +607,9 @@ int calibrate_command(const std::vector<std::string>& args) {
   FailureContext failure;
   failure.registry = host.registry.get();
   failure.verbose = request.verbose;
-  failure.device = mold::CpuBackend::instance()->device_name();
+  failure.backend = request.backend;
+  if (request.backend == "cpu")
+    failure.device = mold::CpuBackend::instance()->device_name();
   failure.extra_hints.push_back(
       is_sequence_op(request.op)
           ? "smaller --sizes or --tokens: each point is one whole run"

@@ -71,8 +71,8 @@ tools::Parsed<CalibrateRequest> parse_calibrate_options(
       "float32,bfloat16]\n"
       "                   [--points-from FILE.json] [--write "
       "calibration.toml] [--json]\n\n"
-      "Measures an operation's working memory on the cpu backend (seeded "
-      "weights, or a\n"
+      "Measures an operation's working memory on the cpu backend (or "
+      "--backend's; seeded weights, or a\n"
       "model directory's) in each --dtype as the peak bytes above what was "
       "live before\n"
       "(the tracking allocator's count), and fits the constants of its "
@@ -93,8 +93,8 @@ tools::Parsed<CalibrateRequest> parse_calibrate_options(
       "                          --points-from (architecture tiny unless "
       "--arch or\n"
       "                          --model-dir says otherwise).\n"
-      "With --write, replaces the [op.cpu] table ([op.cpu.tiny] for vae_* at "
-      "--arch tiny)\nof that calibration file (other tables"
+      "With --write, replaces the [op.BACKEND] table ([op.BACKEND.tiny] for "
+      "vae_* at --arch tiny)\nof that calibration file (other tables"
       "\n"
       "and comments are kept) with the constants, the points, headroom and "
       "this command.\n"
@@ -140,6 +140,9 @@ tools::Parsed<CalibrateRequest> parse_calibrate_options(
       "points join this run's in the fit (repeatable; per-token ops), e.g. "
       "a published directory's measured in bfloat16 beside the tiny "
       "architecture's")(
+      "backend", po::value(&r.backend)->default_value("cpu"),
+      "where the runs are made: cpu, or cuda, ... (the table written is "
+      "[op.BACKEND]; a caching allocator's points are its reserved peaks)")(
       "from-history", po::value(&r.from_history),
       "fit the runs a device's measured history holds (a file `molddiag "
       "history` lists) instead of measuring now; the table is [op.BACKEND] "
@@ -154,8 +157,9 @@ tools::Parsed<CalibrateRequest> parse_calibrate_options(
   tools::refuse_empty(vm, {"sizes", "tokens", "images", "dtype"});
   if (r.family.empty()) throw tools::UsageError("--family is required");
   if (vm.count("from-history")) {
-    for (const char* flag : {"sizes", "tokens", "images", "dtype", "model-dir",
-                             "points-from", "attention-from", "steps"})
+    for (const char* flag :
+         {"sizes", "tokens", "images", "dtype", "model-dir", "points-from",
+          "attention-from", "steps", "backend"})
       if (vm.count(flag) && !vm[flag].defaulted())
         throw tools::UsageError(fmt::format(
             "--{} and --from-history: the history's runs give the sizes, "

@@ -32,6 +32,8 @@ struct CalibrateRequest {
   /// --from-history: a measured history file whose runs are fitted instead
   /// of runs made now (calibrate_history.hpp).
   std::string from_history;
+  /// --backend: where the runs are made (the table is [op.BACKEND]).
+  std::string backend = "cpu";
   bool json = false, verbose = false;
 };
 

@@ -93,9 +93,9 @@ std::vector<PhasePoint> measure_phase(
   options.arch = mold::ArchSpec::parse(calibration.arch);
   if (!calibration.model_dir.empty())
     options.model_dir = std::filesystem::path(calibration.model_dir);
-  options.backend = "cpu";
+  options.backend = calibration.backend;
   const std::shared_ptr<mold::Backend> backend =
-      host.registry->create_backend("cpu");
+      host.registry->create_backend(calibration.backend);
   PhaseRecorder recorder(calibration.op);
   std::vector<PhasePoint> points;
   const std::vector<int> image_counts =
@@ -146,9 +146,7 @@ std::vector<PhasePoint> measure_phase(
                                 .filename()
                                 .string();
           if (p.weights.empty()) p.weights = calibration.model_dir;
-          p.peak = e.after.peak_allocated > e.before.allocated
-                       ? e.after.peak_allocated - e.before.allocated
-                       : 0;
+          p.peak = mold::working_peak(e.before, e.after);
           p.estimate = e.estimate.bytes;
           p.threads = e.workload.threads;
           for (const auto& term : e.estimate.terms) {

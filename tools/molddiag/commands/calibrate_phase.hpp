@@ -31,7 +31,8 @@ struct PhaseCalibration {
   /// A diffusers-format model directory to load instead of seeded weights
   /// at `arch`; empty: seeded.
   std::string model_dir;
-  int steps = 2;  ///< denoising steps per run
+  int steps = 2;                ///< denoising steps per run
+  std::string backend = "cpu";  ///< where the runs are made
 };
 
 /// One run's phase.
