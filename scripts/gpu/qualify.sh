@@ -14,7 +14,7 @@
 # --torch-prefix: the directory holding Torch/TorchConfig.cmake (default: PyTorch's
 # torch.utils.cmake_prefix_path; on the dry run, Debian's libtorch-dev).
 # Every step's outcome and time go to OUT/steps.tsv as it ends; the first step that fails
-# stops the run, and OUT/report.json (with OUT/leak.html and OUT/calibration/) keeps what
+# stops the run, and OUT/report.json (with OUT/leak-*.html and OUT/calibration/) keeps what
 # was measured up to there. Exit: 0 qualified; 1 a step failed; 2 usage.
 set -uo pipefail
 cd "$(dirname "$0")/../.."
@@ -230,9 +230,13 @@ calibrate() {
   done
 }
 
+# 20 images of each tiny model; a clean run is exit 0 (3: a leak, 4: parity broken).
 leak() {
-  "$bin/molddiag" leak z-image-turbo --tiny --backend "$backend" --images 20 \
-    --json --html "$out/leak.html" >"$out/leak.json"
+  local model
+  for model in z-image-turbo qwen-image; do
+    "$bin/molddiag" leak "$model" --tiny --backend "$backend" --images 20 \
+      --json --html "$out/leak-$model.html" >"$out/leak-$model.json" || return 1
+  done
 }
 
 report() {
@@ -260,12 +264,14 @@ for path in sorted(glob.glob(os.path.join(out, "runs", "*.json"))):
                        "estimate_bytes": p["estimate_bytes"], "peak_bytes": peak,
                        "ratio": round(p["estimate_bytes"] / peak, 4) if peak else None,
                        "origin": p.get("estimate_origin")})
-leak = None
-try:
-    found = json.load(open(os.path.join(out, "leak.json"))).get("leak", {})
-    leak = {k: found.get(k) for k in ("verdict", "summary", "images", "warmup")}
-except Exception:
-    pass
+leak = {}
+for path in sorted(glob.glob(os.path.join(out, "leak-*.json"))):
+    model = os.path.basename(path)[len("leak-"):-len(".json")]
+    try:
+        found = json.load(open(path)).get("leak", {})
+        leak[model] = {k: found.get(k) for k in ("verdict", "summary", "images", "warmup")}
+    except Exception:
+        leak[model] = {"verdict": "unreadable report"}
 report = {"kit": "scripts/gpu/qualify.sh", "backend": backend,
           "finished": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
           "seconds": int(time.time()) - started, "steps": steps,

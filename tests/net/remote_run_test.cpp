@@ -165,6 +165,10 @@ TEST_CASE(
   CHECK_THAT(r.err, Catch::Contains("image 2 of --batch 2"));
   CHECK_THAT(r.err, Catch::Contains("on the server (" + server.host() + ")"));
   CHECK_THAT(r.err, Catch::Contains("molddiag leak --remote " + server.host()));
+  // With what image 1 was measured to need and what the server estimated.
+  CHECK_THAT(r.err, Catch::Contains("on image 1, text_encode needed ") &&
+                        Catch::Contains("denoise needed ") &&
+                        Catch::Contains("(the server estimated "));
   // The server is still there and counted it.
   CHECK(server.alive());
   mold::net::HttpClient client(
