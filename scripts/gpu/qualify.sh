@@ -143,7 +143,8 @@ configure() {
   # Each dependency found in the prefix, none taken from the system by mistake.
   local key value bad=0
   for key in fmt_DIR tomlplusplus_DIR nlohmann_json_DIR Boost_DIR Catch2_DIR \
-    prometheus-cpp_DIR PNG_LIBRARY_RELEASE PCRE2_LINK_LIBRARIES ICU_UC_LINK_LIBRARIES; do
+    prometheus-cpp_DIR PNG_LIBRARY_RELEASE pkgcfg_lib_PCRE2_pcre2-8 pkgcfg_lib_ICU_UC_icuuc \
+    ICU_UC_INCLUDEDIR; do
     value=$(grep -E "^$key(:[A-Z]+)?=" "$build/CMakeCache.txt" | head -1 | cut -d= -f2-)
     case "$value" in
       "$prefix"/*) echo "$key: $value" ;;
@@ -200,18 +201,20 @@ PY
 }
 
 calibrate() {
-  local family op sizes arch
+  local family op sizes arch steps
   for family in zimage qwen_image; do
+    steps=1 # Qwen-Image's schedule takes at least 2
+    [ "$family" = qwen_image ] && steps=2
     cp "$build/lib/mold/plugins/$family.calibration.toml" "$out/calibration/" || return 1
     for op in text_encode denoise; do
       "$bin/molddiag" calibrate --family "$family" --op "$op" --backend "$backend" \
-        --arch tiny --sizes 64,192,384 --tokens 16,160 --dtype bfloat16 --steps 1 \
+        --arch tiny --sizes 64,192,384 --tokens 16,160 --dtype bfloat16 --steps "$steps" \
         --write "$out/calibration/$family.calibration.toml" || return 1
     done
     if [ "$family" = qwen_image ]; then # the edit model's vision encoder
       "$bin/molddiag" calibrate --family qwen_image --op vision_encode \
         --model qwen-image-edit-2511 --images 1,2 --backend "$backend" --arch tiny \
-        --sizes 64,128 --tokens 16 --dtype bfloat16 --steps 1 \
+        --sizes 64,128 --tokens 16 --dtype bfloat16 --steps 2 \
         --write "$out/calibration/$family.calibration.toml" || return 1
     fi
     if [ "$backend" = cuda ]; then arch=default sizes=512,768,1024; else arch=tiny sizes=64,128,192; fi
