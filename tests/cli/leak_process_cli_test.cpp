@@ -79,6 +79,34 @@ TEST_CASE("the black-box driver finds a server that keeps memory per request",
   CHECK_FALSE(j.contains("parity"));  // a black box has no phases
 }
 
+TEST_CASE(
+    "the black-box driver finds 512 KiB a request in 20 requests; "
+    "--threshold moves its host threshold too",
+    "[cli][leak][process]") {
+  TempDir dir;
+  const Server server(dir, 512 * 1024);
+  auto r = molddiag({"leak", "--pid", std::to_string(server.pid()), "--each",
+                     server.each(), "--images", "20", "--settle", "0.02",
+                     "--json", "--quiet"});
+  INFO(r.err);
+  CHECK(r.exit_code == 3);
+  auto j = nlohmann::json::parse(r.out);
+  CHECK(j["leak"]["host_only"] == true);
+  CHECK(j["leak"]["series"]["host_rss"]["threshold"] == 256 * 1024);
+  const double slope = j["leak"]["series"]["host_rss"]["slope"];
+  CHECK(slope >= 0.9 * 512 * 1024);
+  CHECK(slope <= 1.1 * kResidentPerTouchedByte * 512 * 1024);
+  // A threshold above what it keeps: not a leak. The header says what was
+  // sampled.
+  r = molddiag({"leak", "--pid", std::to_string(server.pid()), "--each",
+                server.each(), "--images", "8", "--settle", "0.02",
+                "--threshold", "4 MiB", "--quiet"});
+  CHECK(r.exit_code == 0);
+  CHECK_THAT(r.out, Catch::Contains("sampled from outside: the process's "
+                                    "resident set"));
+  CHECK_THAT(r.out, !Catch::Contains("on  ("));
+}
+
 TEST_CASE("the black-box driver finds a clean server clean",
           "[cli][leak][process]") {
   TempDir dir;

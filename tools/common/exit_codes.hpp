@@ -14,7 +14,11 @@ enum ExitCode : int {
   kPluginErrors = 3,  ///< `plugins --strict`: a plugin failed to load
   kWarnings = 3,      ///< `doctor --strict`: it warned
   kLeak = 3,          ///< `leak`: memory grows from image to image
-  kParityBroken = 4,  ///< `leak`, `parity`: an image needs more than the first
+  kParityBroken = 4,  ///< `leak`, `parity`: a phase of image k needs more
+                      ///< working memory than in the first
+  kUndecided = 5,     ///< `leak`: the run is too short to tell a leak
+  kCarried = 6,       ///< `parity`: memory carried in from earlier
+                      ///< images makes a phase of image k peak higher
 };
 
 }  // namespace mold::tools

@@ -232,23 +232,27 @@ std::string profile_html(const MemoryProfile& p, const LeakReport* leak,
                    html_escape(p.subject));
   h += std::string("<style>") + kStyle + "</style>\n</head>\n<body>\n";
   h += fmt::format(
-      "<h1>Memory report</h1>\n<p id=\"subject\">{}<br>on {} ({}), {} "
+      "<h1>Memory report</h1>\n<p id=\"subject\">{}<br>{}, {} "
       "image{}, driver {}</p>\n",
-      html_escape(p.subject), html_escape(p.backend), html_escape(p.device),
+      html_escape(p.subject), html_escape(describe_sampling(p)),
       p.images.size(), p.images.size() == 1 ? "" : "s", html_escape(p.driver));
 
   // The verdict first: what a person opens the file for.
   h += "<section id=\"verdict\">\n";
   if (leak) {
-    const char* klass = leak->verdict == LeakVerdict::leak    ? "leak"
-                        : leak->verdict == LeakVerdict::clean ? "clean"
-                                                              : "unknown";
+    const char* klass = leak->verdict == LeakVerdict::leak ? "leak"
+                        : leak->verdict == LeakVerdict::clean ||
+                                leak->verdict == LeakVerdict::bounded
+                            ? "clean"
+                            : "unknown";
     h += fmt::format("<p class=\"verdict {}\">{}</p>\n", klass,
                      html_escape(leak->summary));
   }
   if (parity)
     h += fmt::format("<p class=\"verdict {}\">{}</p>\n",
-                     parity->ok ? "clean" : "leak",
+                     !parity->ok       ? "leak"
+                     : parity->carried ? "unknown"
+                                       : "clean",
                      html_escape(parity->summary));
   h += "</section>\n";
 
@@ -325,13 +329,11 @@ std::string profile_html(const MemoryProfile& p, const LeakReport* leak,
           "<tr><td>{}</td><td>{}</td><td class=\"num\">{}</td><td "
           "class=\"num\">{} to {}</td><td "
           "class=\"num\">{:.2f}</td><td>{}</td></tr>\n",
-          v->name, v->grows() ? "yes" : "no",
+          v->name, to_string(v->shape),
           (v->trend.slope < 0 ? "-" : "") +
               bytes_cell(std::abs(v->trend.slope)),
-          (v->trend.slope_low < 0 ? "-" : "") +
-              bytes_cell(std::abs(v->trend.slope_low)),
-          (v->trend.slope_high < 0 ? "-" : "") +
-              bytes_cell(std::abs(v->trend.slope_high)),
+          (v->slope_low < 0 ? "-" : "") + bytes_cell(std::abs(v->slope_low)),
+          (v->slope_high < 0 ? "-" : "") + bytes_cell(std::abs(v->slope_high)),
           v->trend.r_squared, html_escape(v->reason));
     h += "</table>\n";
     h += fmt::format("<p>warm-up: {} image{} excluded</p>\n", leak->warmup,
@@ -376,7 +378,18 @@ std::string profile_html(const MemoryProfile& p, const LeakReport* leak,
                                                         row.occurrence + 1)),
           bytes_cell(double(row.first)), bytes_cell(double(row.allowed)),
           bytes_cell(double(row.worst)), row.worst_image + 1,
-          row.ok ? "yes" : "BROKEN");
+          !row.ok ? "BROKEN"
+          : row.carried_in
+              ? fmt::format(
+                    "carried in {}, {}", bytes_cell(double(row.carried)),
+                    row.carried_by_image < 0
+                        ? std::string("by an earlier image")
+                        : fmt::format("{} of image {}",
+                                      row.carried_by.empty()
+                                          ? std::string("between phases")
+                                          : html_escape(row.carried_by),
+                                      row.carried_by_image + 1))
+              : std::string("yes"));
     h += "</table>\n";
   }
   h +=

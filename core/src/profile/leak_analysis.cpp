@@ -5,7 +5,9 @@
 #include <algorithm>
 #include <cmath>
 #include <map>
+#include <numeric>
 #include <set>
+#include <tuple>
 #include <utility>
 
 namespace mold {
@@ -17,55 +19,70 @@ std::string bytes_text(double bytes) {
   return sign + format_bytes(Bytes(std::llround(std::abs(bytes))));
 }
 
-/// The images warm-up excludes: until `stable` consecutive images have the
-/// same reserved bytes, at most `max_warmup`.
-int warmup_images(const std::vector<ImageSample>& images, int stable,
-                  int max_warmup) {
-  const int n = int(images.size());
-  for (int start = 0; start <= max_warmup && start < n; ++start) {
-    if (start + stable > n) break;
-    bool same = true;
-    for (int i = start + 1; i < start + stable; ++i)
-      same = same && images[std::size_t(i)].after.reserved ==
-                         images[std::size_t(start)].after.reserved;
-    if (same) return start;
+/// A rate per image from what each image kept (image -> bytes): over the
+/// span from the first image that kept something to the last, so that an
+/// intermittent leak (every k-th image) or one that starts late is not
+/// diluted by the images around it. `flat`: bytes that count as nothing.
+/// Returns (bytes per image, images of the span).
+std::pair<double, int> rate_over_span(const std::map<int, double>& kept,
+                                      int images, double flat) {
+  std::vector<std::pair<int, double>> events;
+  bool sparse = true;
+  double total = 0;
+  for (const auto& [image, bytes] : kept) {
+    total += bytes;
+    if (bytes > flat)
+      events.emplace_back(image, bytes);
+    else if (std::abs(bytes) > flat)
+      sparse = false;  // it gave back too: a mean says more
   }
-  return std::min(max_warmup, n);
+  if (sparse && events.size() >= 2) {
+    const int span = events.back().first - events.front().first;
+    double after_first = 0;
+    for (std::size_t i = 1; i < events.size(); ++i)
+      after_first += events[i].second;
+    return {after_first / double(span), span + 1};
+  }
+  return {total / double(std::max(1, images)), images};
 }
 
-SeriesVerdict judge(std::string name, std::vector<double> values,
-                    Bytes threshold, double peak, const LeakOptions& o) {
-  SeriesVerdict v;
-  v.name = std::move(name);
-  v.values = std::move(values);
-  v.trend = fit_trend(v.values);
-  v.threshold = threshold;
-  v.slope_threshold = std::max<Bytes>(
-      threshold, Bytes(std::llround(o.peak_fraction * std::max(0.0, peak))));
-  if (v.values.size() < 2) {
-    v.reason = "too few images to tell";
-    return v;
-  }
-  v.rises_every_image = v.trend.min_step >= double(threshold);
-  v.sloped = v.trend.slope > double(v.slope_threshold) &&
-             v.trend.r_squared >= o.min_r_squared;
-  const std::string slope =
-      fmt::format("{} per image (95% interval {} to {}), R^2 {:.2f}",
-                  bytes_text(v.trend.slope), bytes_text(v.trend.slope_low),
-                  bytes_text(v.trend.slope_high), v.trend.r_squared);
-  if (v.rises_every_image)
-    v.reason = fmt::format("rises at every image by {} or more; slope {}",
-                           bytes_text(v.trend.min_step), slope);
-  else if (v.sloped)
-    v.reason = fmt::format("slope {}, above {} per image", slope,
-                           format_bytes(v.slope_threshold));
-  else
-    v.reason = fmt::format(
-        "slope {}; a leak needs a rise of {} at every "
-        "image, or a slope above {} with R^2 >= {:.2f}",
-        slope, format_bytes(threshold), format_bytes(v.slope_threshold),
-        o.min_r_squared);
-  return v;
+/// Whether the images that kept something (image -> bytes still live) run
+/// from the first image of [first, end] to its last at a steady pace: at
+/// least 3 of them, every gap at most twice the median gap, and an image
+/// within the largest gap of each end. A cache whose entries are replaced
+/// keeps only its last images'; one filled once keeps its first images'.
+bool persistent(const std::map<int, double>& kept, int first, int end) {
+  std::vector<int> events;
+  for (const auto& [image, bytes] : kept)
+    if (bytes > 0 && image >= first && image <= end) events.push_back(image);
+  if (events.size() < 3) return false;
+  std::vector<int> gaps;
+  for (std::size_t i = 1; i < events.size(); ++i)
+    gaps.push_back(events[i] - events[i - 1]);
+  const int gap = *std::max_element(gaps.begin(), gaps.end());
+  std::nth_element(gaps.begin(), gaps.begin() + std::ptrdiff_t(gaps.size() / 2),
+                   gaps.end());
+  const int median = gaps[gaps.size() / 2];
+  return gap <= 2 * median && events.front() - first < gap &&
+         end - events.back() < gap;
+}
+
+/// The images after warm-up whose phases' allocations are still live at the
+/// end, if they are the last few in a row (2 or more) and the first two
+/// images after warm-up are not among them (all they allocated was freed):
+/// a cache whose entries are replaced. 0 otherwise.
+int recent_holders(const ImageSample& last, int first) {
+  std::set<int> holders;
+  for (const auto& res : last.residue)
+    if ((res.kind == "phase" || res.kind == "between_phases") &&
+        res.image >= first && res.bytes > 0)
+      holders.insert(res.image);
+  const int count = int(holders.size());
+  if (count < 2 || *holders.begin() < first + 2) return 0;
+  return *holders.begin() == last.image + 1 - count &&
+                 *holders.rbegin() == last.image
+             ? count
+             : 0;
 }
 
 /// Exact attribution: the scopes of earlier images still live at the last
@@ -81,7 +98,8 @@ void attribute_exactly(const MemoryProfile& p, int first, LeakReport& r) {
   struct Group {
     std::string component;
     Bytes bytes = 0;
-    std::set<int> images;
+    std::map<int, double> by_image;         // before the last image
+    std::map<int, double> by_image_to_end;  // the last one too
   };
   std::map<std::string, Group> by_phase;      // phase or between phases
   std::map<std::string, Group> by_component;  // load scopes
@@ -94,48 +112,69 @@ void attribute_exactly(const MemoryProfile& p, int first, LeakReport& r) {
         continue;
       }
     }
-    if (res.image < first || res.image >= last.image) continue;
+    if (res.image < 0 || res.image > last.image) continue;
+    Group* g = nullptr;
     if (res.kind == "load") {
-      Group& g = by_component[res.component];
-      g.bytes += res.bytes;
-      g.images.insert(res.image);
+      g = &by_component[res.component];
     } else if (res.kind == "phase" || res.kind == "between_phases") {
-      Group& g = by_phase[res.phase];
-      g.component = res.component;
-      g.bytes += res.bytes;
-      g.images.insert(res.image);
+      g = &by_phase[res.phase];
+      g->component = res.component;
     }
+    if (!g) continue;
+    g->by_image_to_end[res.image] += double(res.bytes);
+    if (res.image == last.image) continue;
+    g->bytes += res.bytes;
+    g->by_image[res.image] += double(res.bytes);
   }
-  const int earlier = last.image - first;
-  for (const auto& [phase, g] : by_phase) {
+  const int earlier = std::max(1, last.image - first);
+  // What images after warm-up kept.
+  auto after_warmup = [&](const std::map<int, double>& all) {
+    return std::map<int, double>(all.lower_bound(first), all.end());
+  };
+  for (const auto& [phase, all] : by_phase) {
+    const Group g{all.component, 0, after_warmup(all.by_image), {}};
+    if (g.by_image.empty()) continue;
     LeakAttribution a;
     a.phase = phase;
     a.component = g.component;
     a.exact = true;
-    a.bytes_per_image = double(g.bytes) / double(std::max(1, earlier));
+    std::tie(a.bytes_per_image, a.images) =
+        rate_over_span(g.by_image, earlier, 0);
+    a.persistent =
+        persistent(after_warmup(all.by_image_to_end), first, last.image);
+    a.since_first_image = persistent(all.by_image_to_end, 0, last.image);
+    // Kept from the first image on: its rate over the whole run.
+    if (a.since_first_image)
+      std::tie(a.bytes_per_image, a.images) =
+          rate_over_span(all.by_image, std::max(1, last.image), 0);
     a.detail = fmt::format(
         "{} allocated by {} in {} of the {} images before the last (after "
-        "warm-up) is still live at the end of the last image",
-        format_bytes(g.bytes),
+        "warm-up) is still live at the end of the last image; {} per image "
+        "over the {} images from the first that kept some to the last",
+        format_bytes(Bytes(std::llround(std::accumulate(
+            g.by_image.begin(), g.by_image.end(), 0.0,
+            [](double sum, const auto& kv) { return sum + kv.second; })))),
         phase.empty() ? std::string("the pipeline between phases")
                       : "phase " + phase,
-        g.images.size(), earlier);
+        g.by_image.size(), earlier, bytes_text(a.bytes_per_image), a.images);
     r.attributions.push_back(std::move(a));
   }
   for (const auto& [component, bytes] : parked_live)
     r.parked_holding.push_back({component, weights[component], bytes, true});
-  for (const auto& [component, g] : by_component) {
-    if (g.images.size() > 1) {
+  for (const auto& [component, all] : by_component) {
+    const Group g{all.component, 0, after_warmup(all.by_image), {}};
+    if (g.by_image.size() > 1) {
       // Resident, but loads of earlier images are still live too.
       LeakAttribution a;
       a.phase = "";
       a.component = component;
       a.exact = true;
-      a.bytes_per_image = double(g.bytes) / double(std::max(1, earlier));
+      std::tie(a.bytes_per_image, a.images) =
+          rate_over_span(g.by_image, earlier, 0);
       a.detail = fmt::format(
           "{} allocated while loading {} in {} earlier images is still live: "
           "earlier loads were not freed",
-          format_bytes(g.bytes), component, g.images.size());
+          format_bytes(all.bytes), component, g.by_image.size());
       r.attributions.push_back(std::move(a));
     }
   }
@@ -145,34 +184,34 @@ void attribute_exactly(const MemoryProfile& p, int first, LeakReport& r) {
             });
 }
 
-/// Inferred attribution: the phase whose mean (after - before) allocated
-/// after warm-up comes closest to the leak's slope.
+/// Inferred attribution: the phase whose net allocation (after - before)
+/// per image after warm-up comes closest to the leak's slope.
 void attribute_by_inference(const MemoryProfile& p, int first, double slope,
-                            LeakReport& r) {
-  std::map<std::pair<std::string, std::string>, std::pair<double, int>> sums;
+                            double flat, LeakReport& r) {
+  std::map<std::pair<std::string, std::string>, std::map<int, double>> nets;
   for (const auto& ph : p.phases) {
     if (ph.image < first) continue;
-    auto& s = sums[{ph.phase, ph.component}];
-    s.first += double(ph.after.allocated) - double(ph.before.allocated);
-    s.second += 1;
+    nets[{ph.phase, ph.component}][ph.image] +=
+        double(ph.after.allocated) - double(ph.before.allocated);
   }
-  const LeakAttribution* best = nullptr;
+  const int images = std::max(1, int(p.images.size()) - first);
   std::vector<LeakAttribution> candidates;
-  for (const auto& [key, s] : sums) {
-    const double mean = s.first / s.second;
-    if (mean <= 0) continue;
+  for (const auto& [key, by_image] : nets) {
     LeakAttribution a;
+    std::tie(a.bytes_per_image, a.images) =
+        rate_over_span(by_image, images, flat);
+    if (a.bytes_per_image <= 0) continue;
     a.phase = key.first;
     a.component = key.second;
-    a.bytes_per_image = mean;
     a.exact = false;
     a.detail = fmt::format(
-        "inferred: phase {} leaves {} more allocated than it found, on "
-        "average per image, and the leak's slope is {} per image (this "
-        "backend does not say which code allocated what)",
-        key.first, bytes_text(mean), bytes_text(slope));
+        "inferred: phase {} leaves {} more allocated than it found, per image "
+        "over {} images, and the leak's slope is {} per image (this backend "
+        "does not say which code allocated what)",
+        key.first, bytes_text(a.bytes_per_image), a.images, bytes_text(slope));
     candidates.push_back(std::move(a));
   }
+  const LeakAttribution* best = nullptr;
   for (const auto& c : candidates)
     if (!best || std::abs(c.bytes_per_image - slope) <
                      std::abs(best->bytes_per_image - slope))
@@ -201,8 +240,12 @@ std::string to_string(LeakVerdict verdict) {
   switch (verdict) {
   case LeakVerdict::clean:
     return "clean";
+  case LeakVerdict::bounded:
+    return "bounded";
   case LeakVerdict::leak:
     return "leak";
+  case LeakVerdict::undecided:
+    return "undecided";
   case LeakVerdict::too_few:
     return "too_few_images";
   }
@@ -212,47 +255,110 @@ std::string to_string(LeakVerdict verdict) {
 LeakReport analyze_leaks(const MemoryProfile& p, const LeakOptions& o) {
   LeakReport r;
   r.images = int(p.images.size());
-  r.warmup = warmup_images(p.images, std::max(1, o.stable_images),
-                           std::max(0, o.max_warmup));
   std::vector<double> allocated, reserved, host;
   double device_peak = 0, host_peak = 0;
   for (const auto& img : p.images) {
     device_peak = std::max(device_peak, double(img.after.peak_allocated));
     host_peak = std::max(host_peak, double(img.after.host_rss));
+    allocated.push_back(double(img.after.allocated));
+    reserved.push_back(double(img.after.reserved));
+    host.push_back(double(img.after.host_rss));
   }
   for (const auto& ph : p.phases)
     device_peak = std::max(device_peak, double(ph.after.peak_allocated));
-  for (std::size_t i = std::size_t(r.warmup); i < p.images.size(); ++i) {
-    allocated.push_back(double(p.images[i].after.allocated));
-    reserved.push_back(double(p.images[i].after.reserved));
-    host.push_back(double(p.images[i].after.host_rss));
-  }
-  r.allocated = judge("allocated", allocated, o.threshold, device_peak, o);
-  r.reserved = judge("reserved", reserved, o.threshold, device_peak, o);
-  r.host = judge("host_rss", host, o.host_threshold, host_peak, o);
-  if (allocated.size() < 3) {
+  SeriesRules rules;
+  rules.threshold = o.threshold;
+  rules.peak_fraction = o.peak_fraction;
+  rules.max_warmup = o.max_warmup;
+  rules.noise_factor = o.noise_factor;
+  rules.min_flat_images = o.min_flat_images;
+  r.allocated = judge_series("allocated", allocated, device_peak, rules);
+  r.reserved = judge_series("reserved", reserved, device_peak, rules);
+  SeriesRules host_rules = rules;
+  host_rules.threshold = o.host_threshold;
+  r.host = judge_series("host_rss", host, host_peak, host_rules);
+  r.warmup = r.allocated.warmup;
+  if (r.images < 4) {
     r.verdict = LeakVerdict::too_few;
     r.summary = fmt::format(
-        "too few images: {} after {} of warm-up; at least 3 are needed "
-        "(give more images)",
-        allocated.size(), r.warmup);
+        "too few images: {}; at least 4 are needed (give more images)",
+        r.images);
     return r;
+  }
+  // Where the backend attributes allocations, the scopes still live say
+  // more than the series: a phase whose allocations of every image since
+  // warm-up are still live leaks, whatever the noise around it; a series
+  // that rises (not at every image) while no phase's early allocations are
+  // still live is a cache whose entries are replaced, or a leak the scopes
+  // do not see: undecided.
+  const bool attributed = p.images.back().attributed;
+  if (attributed) attribute_exactly(p, r.warmup, r);
+  const double base = double(o.threshold);
+  const LeakAttribution* kept_all_along = nullptr;
+  for (const auto& a : r.attributions)
+    if (a.persistent && a.bytes_per_image >= base &&
+        (!kept_all_along ||
+         a.bytes_per_image > kept_all_along->bytes_per_image))
+      kept_all_along = &a;
+  SeriesVerdict& alloc = r.allocated;
+  if (attributed && kept_all_along && kept_all_along->since_first_image &&
+      !alloc.grows()) {
+    alloc.shape = SeriesShape::grows;
+    alloc.reason = fmt::format(
+        "GROWS by its allocation scopes: {} kept {} per image from image 1 "
+        "on, all still live: never freed (the series alone, noisier: {})",
+        kept_all_along->phase.empty()
+            ? std::string("the pipeline between phases")
+            : "phase " + kept_all_along->phase,
+        bytes_text(kept_all_along->bytes_per_image), alloc.reason);
+  } else if (const int holders =
+                 attributed && !kept_all_along && !alloc.rises_every_image &&
+                         (alloc.grows() ||
+                          alloc.shape == SeriesShape::undecided)
+                     ? recent_holders(p.images.back(), alloc.warmup)
+                     : 0) {
+    alloc.shape = SeriesShape::bounded;
+    alloc.grew = *std::max_element(alloc.values.begin(), alloc.values.end()) -
+                 double(p.images.front().after.allocated);
+    alloc.grew_from = 0;
+    alloc.grew_to = alloc.warmup;
+    alloc.flat_images = int(alloc.values.size());
+    alloc.images_needed = 0;
+    alloc.reason = fmt::format(
+        "bounded by its allocation scopes: only the last {} images' "
+        "allocations are still live, every earlier image's were freed: a "
+        "cache whose entries are replaced (the series alone: {})",
+        holders, alloc.reason);
+  } else if (attributed && !kept_all_along && alloc.grows() &&
+             !alloc.rises_every_image) {
+    alloc.shape = SeriesShape::undecided;
+    alloc.images_needed = std::max(alloc.images_needed, 2 * r.images);
+    alloc.reason = fmt::format(
+        "undecided: it rises ({}), but no phase's allocations of the first "
+        "images after warm-up are still live (exact, from allocation scopes): "
+        "a cache whose entries are replaced, or growth outside the scopes; "
+        "run at least {} images",
+        alloc.reason, alloc.images_needed);
   }
   const bool device_leak = r.allocated.grows();
   const bool host_leak = r.host.grows() && !device_leak;
   r.host_only = host_leak;
   r.caching = !device_leak && r.reserved.grows();
-  r.verdict = device_leak || host_leak ? LeakVerdict::leak : LeakVerdict::clean;
 
   const int first = r.warmup;
   if (device_leak) {
-    if (!p.images.empty() && p.images.back().attributed)
-      attribute_exactly(p, first, r);
+    // What was kept all along, where something was.
+    if (kept_all_along)
+      r.attributions.erase(
+          std::remove_if(
+              r.attributions.begin(), r.attributions.end(),
+              [](const LeakAttribution& a) { return !a.persistent; }),
+          r.attributions.end());
     if (r.attributions.empty())
-      attribute_by_inference(p, first, r.allocated.trend.slope, r);
-  } else if (!p.images.empty() && p.images.back().attributed) {
-    attribute_exactly(p, first, r);  // parked holdings, even without growth
-    r.attributions.clear();
+      attribute_by_inference(p, first, r.allocated.trend.slope,
+                             double(o.threshold) / 4, r);
+  } else {
+    r.attributions.clear();  // parked holdings stay, even without growth
   }
   // What is below the threshold is not worth a line.
   r.parked_holding.erase(
@@ -266,17 +372,48 @@ LeakReport analyze_leaks(const MemoryProfile& p, const LeakOptions& o) {
                        return a.bytes_per_image < double(o.threshold) / 4;
                      }),
       r.attributions.end());
-  if (!p.images.empty()) parked_by_release(p, o, r);
-  if (!r.parked_holding.empty()) r.verdict = LeakVerdict::leak;
+  parked_by_release(p, o, r);
 
+  const SeriesVerdict* undecided = nullptr;
+  for (const SeriesVerdict* v : {&r.allocated, &r.host})
+    if (v->shape == SeriesShape::undecided) {
+      r.images_needed = std::max(r.images_needed, v->images_needed);
+      if (!undecided) undecided = v;
+    }
+  const bool no_device = p.backend.empty();
+  const SeriesVerdict* bounded =
+      r.allocated.shape == SeriesShape::bounded           ? &r.allocated
+      : no_device && r.host.shape == SeriesShape::bounded ? &r.host
+                                                          : nullptr;
+  if (device_leak || host_leak || !r.parked_holding.empty())
+    r.verdict = LeakVerdict::leak;
+  else if (undecided)
+    r.verdict = LeakVerdict::undecided;
+  else if (bounded)
+    r.verdict = LeakVerdict::bounded;
+  else
+    r.verdict = LeakVerdict::clean;
+
+  const auto plural = [](std::size_t n) { return n == 1 ? "" : "s"; };
+  const auto label = [](const SeriesVerdict& v) {
+    return v.name == "host_rss" ? std::string("host RSS") : v.name;
+  };
   if (device_leak) {
     r.summary = fmt::format(
         "LEAK: allocated grows {} per image (95% interval {} to {}) over {} "
         "images after {} warm-up image{}",
-        bytes_text(r.allocated.trend.slope),
-        bytes_text(r.allocated.trend.slope_low),
-        bytes_text(r.allocated.trend.slope_high), r.allocated.values.size(),
-        r.warmup, r.warmup == 1 ? "" : "s");
+        bytes_text(r.allocated.trend.slope), bytes_text(r.allocated.slope_low),
+        bytes_text(r.allocated.slope_high), r.allocated.values.size(), r.warmup,
+        plural(std::size_t(r.warmup)));
+    if (!r.attributions.empty()) {
+      const LeakAttribution& a = r.attributions.front();
+      r.summary += fmt::format("; kept by {} ({}), {} per image over {} images",
+                               a.phase.empty()
+                                   ? std::string("the pipeline between phases")
+                                   : a.phase,
+                               a.exact ? "exact" : "inferred",
+                               bytes_text(a.bytes_per_image), a.images);
+    }
   } else if (!r.parked_holding.empty()) {
     // Exact, and said before a host-only growth that may be its consequence.
     const ParkedHolding& h = r.parked_holding.front();
@@ -287,13 +424,20 @@ LeakReport analyze_leaks(const MemoryProfile& p, const LeakOptions& o) {
     r.summary = fmt::format(
         "LEAK in host memory: the process's resident set grows {} per image "
         "(95% interval {} to {}){}",
-        bytes_text(r.host.trend.slope), bytes_text(r.host.trend.slope_low),
-        bytes_text(r.host.trend.slope_high),
-        p.backend.empty() ? " (no device memory was sampled)"
-                          : " while the device's allocated bytes stay flat");
+        bytes_text(r.host.trend.slope), bytes_text(r.host.slope_low),
+        bytes_text(r.host.slope_high),
+        no_device ? " (no device memory was sampled)"
+                  : " while the device's allocated bytes stay flat");
+  } else if (undecided) {
+    const std::string prefix = "undecided: ";
+    const std::string& why = undecided->reason;
+    r.summary = fmt::format("UNDECIDED: {} {}", label(*undecided),
+                            why.compare(0, prefix.size(), prefix) == 0
+                                ? why.substr(prefix.size())
+                                : why);
   } else if (r.caching) {
     // What the allocator says of it, where it says anything.
-    const MemoryStats& a = p.images[std::size_t(r.warmup)].after;
+    const MemoryStats& a = p.images[std::size_t(r.reserved.warmup)].after;
     const MemoryStats& b = p.images.back().after;
     std::string evidence;
     if (b.inactive_split > a.inactive_split)
@@ -306,15 +450,24 @@ LeakReport analyze_leaks(const MemoryProfile& p, const LeakOptions& o) {
           "retried)",
           b.alloc_retries - a.alloc_retries);
     r.summary = fmt::format(
-        "clean: allocated is flat; reserved grows {} per image, which is the "
+        "clean: allocated is {}; reserved grows {} per image, which is the "
         "allocator caching or fragmenting, not a leak{}",
-        bytes_text(r.reserved.trend.slope), evidence);
+        to_string(r.allocated.shape), bytes_text(r.reserved.trend.slope),
+        evidence);
+  } else if (bounded) {
+    r.summary = fmt::format(
+        "bounded: {} grew {} over {} and stayed flat for the {} images "
+        "since: a cache that filled, not a leak",
+        label(*bounded), bytes_text(bounded->grew),
+        bounded->grew_to <= 1 ? std::string("image 1")
+                              : fmt::format("images 1-{}", bounded->grew_to),
+        bounded->flat_images);
   } else {
     r.summary = fmt::format(
         "clean: no growth after {} warm-up image{} (allocated {} per image "
         "over {} images)",
-        r.warmup, r.warmup == 1 ? "" : "s", bytes_text(r.allocated.trend.slope),
-        r.allocated.values.size());
+        r.warmup, plural(std::size_t(r.warmup)),
+        bytes_text(r.allocated.trend.slope), r.allocated.values.size());
   }
   return r;
 }

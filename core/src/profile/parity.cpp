@@ -3,10 +3,87 @@
 #include <fmt/format.h>
 
 #include <cmath>
+#include <cstdlib>
 #include <map>
 #include <utility>
 
 namespace mold {
+
+namespace {
+
+Bytes allowance(Bytes first, const ParityOptions& o) {
+  return Bytes(std::llround(double(first) * (1 + o.relative))) + o.absolute;
+}
+
+/// The bytes a phase found allocated beyond the resident weights.
+Bytes carried_part(const PhaseSample& s) {
+  const Bytes unaccounted = s.unaccounted_peak();
+  const Bytes working = s.working_peak();
+  return unaccounted > working ? unaccounted - working : 0;
+}
+
+const ImageSample* image_sample(const MemoryProfile& p, int image) {
+  for (const auto& s : p.images)
+    if (s.image == image) return &s;
+  return nullptr;
+}
+
+/// Who kept the bytes carried into image `image`: of what was live at the
+/// end of the image before, the phase whose bytes come closest to `bytes`
+/// (exact, from its allocation scopes); without scopes, the phase of that
+/// image whose net allocation (after - before) comes closest (inferred).
+void find_carrier(const MemoryProfile& p, int image, PhaseParity& row) {
+  const int before = image - 1;
+  const ImageSample* prev = image_sample(p, before);
+  const double target = double(row.carried);
+  if (prev && prev->attributed) {
+    std::map<std::string, std::pair<Bytes, int>> groups;  // bytes, newest
+    for (const auto& r : prev->residue) {
+      if (r.kind != "phase" && r.kind != "between_phases") continue;
+      auto& g = groups[r.phase];
+      g.first += r.bytes;
+      g.second = std::max(g.second, r.image);
+    }
+    const std::pair<const std::string, std::pair<Bytes, int>>* best = nullptr;
+    for (const auto& g : groups)
+      if (!best || std::abs(double(g.second.first) - target) <
+                       std::abs(double(best->second.first) - target))
+        best = &g;
+    if (best) {
+      row.carried_by = best->first;
+      row.carried_by_image = best->second.second;
+      row.carried_exact = true;
+      return;
+    }
+  }
+  const PhaseSample* best = nullptr;
+  for (const auto& ph : p.phases) {
+    if (ph.image != before) continue;
+    const double net = double(ph.after.allocated) - double(ph.before.allocated);
+    if (net <= 0) continue;
+    if (!best || std::abs(net - target) <
+                     std::abs(double(best->after.allocated) -
+                              double(best->before.allocated) - target))
+      best = &ph;
+  }
+  if (best) {
+    row.carried_by = best->phase;
+    row.carried_by_image = before;
+  }
+}
+
+std::string kept_by(const PhaseParity& row) {
+  if (row.carried_by_image < 0) return "kept by an earlier image";
+  return fmt::format(
+      "kept by {} of image {} ({})",
+      row.carried_by.empty() ? std::string("the pipeline between phases")
+                             : row.carried_by,
+      row.carried_by_image + 1,
+      row.carried_exact ? "exact, from its allocation scope"
+                        : "inferred from what its phases left allocated");
+}
+
+}  // namespace
 
 ParityReport check_parity(const MemoryProfile& profile,
                           const ParityOptions& options) {
@@ -22,7 +99,9 @@ ParityReport check_parity(const MemoryProfile& profile,
     if (!runs.count(key)) order.push_back(key);
     runs[key].push_back(&ph);
   }
-  int broken = 0;
+  int broken = 0, carried = 0;
+  const PhaseParity* first_broken = nullptr;
+  const PhaseParity* first_carried = nullptr;
   for (const auto& key : order) {
     const auto& samples = runs[key];
     const PhaseSample* first = samples.front();
@@ -31,45 +110,71 @@ ParityReport check_parity(const MemoryProfile& profile,
     row.occurrence = key.second;
     row.first = first->unaccounted_peak();
     row.first_raw_peak = first->after.peak_allocated;
-    row.allowed =
-        Bytes(std::llround(double(row.first) * (1 + options.relative))) +
-        options.absolute;
+    row.allowed = allowance(row.first, options);
+    row.first_working = first->working_peak();
+    row.allowed_working = allowance(row.first_working, options);
     // The largest of the later images' (the first's own when it is alone).
     row.worst = row.first;
     row.worst_image = first->image;
     row.worst_raw_peak = row.first_raw_peak;
+    row.worst_working = row.first_working;
+    row.worst_working_image = first->image;
+    const PhaseSample* worst = first;
     for (std::size_t i = 1; i < samples.size(); ++i) {
       const Bytes peak = samples[i]->unaccounted_peak();
       if (i == 1 || peak > row.worst) {
         row.worst = peak;
         row.worst_image = samples[i]->image;
         row.worst_raw_peak = samples[i]->after.peak_allocated;
+        worst = samples[i];
+      }
+      const Bytes working = samples[i]->working_peak();
+      if (i == 1 || working > row.worst_working) {
+        row.worst_working = working;
+        row.worst_working_image = samples[i]->image;
       }
     }
-    row.ok = row.worst <= row.allowed;
-    if (!row.ok) ++broken;
+    row.ok = row.worst_working <= row.allowed_working;
+    if (row.ok && row.worst > row.allowed) {
+      row.carried_in = true;
+      const Bytes now = carried_part(*worst), then = carried_part(*first);
+      row.carried = now > then ? now - then : 0;
+      find_carrier(profile, row.worst_image, row);
+    }
     r.phases.push_back(std::move(row));
   }
+  for (const auto& row : r.phases) {
+    if (!row.ok && !broken++) first_broken = &row;
+    if (row.carried_in && !carried++) first_carried = &row;
+  }
   r.ok = broken == 0;
+  r.carried = carried > 0;
   if (r.images < 2) {
     r.summary = "one image: nothing to compare (give at least 2)";
-  } else if (r.ok) {
+  } else if (first_broken) {
+    const PhaseParity& row = *first_broken;
+    r.summary = fmt::format(
+        "parity broken: {} of image {} needs {} of its own working memory, "
+        "image 1's {} (allowed {}): {} more",
+        row.phase, row.worst_working_image + 1, format_bytes(row.worst_working),
+        format_bytes(row.first_working), format_bytes(row.allowed_working),
+        format_bytes(row.worst_working - row.first_working));
+    if (broken > 1) r.summary += fmt::format(" ({} phases broken)", broken);
+  } else if (first_carried) {
+    const PhaseParity& row = *first_carried;
+    r.summary = fmt::format(
+        "memory carried in: {} of image {} found {} more allocated than in "
+        "image 1 (beyond the resident weights), {}; its own working memory "
+        "is within parity",
+        row.phase, row.worst_image + 1, format_bytes(row.carried),
+        kept_by(row));
+    if (carried > 1)
+      r.summary += fmt::format(" ({} phases carried memory)", carried);
+  } else {
     r.summary = fmt::format(
         "parity holds: every phase of images 2 to {} within {:g}% + {} of "
         "image 1's peak beyond the resident weights",
         r.images, options.relative * 100, format_bytes(options.absolute));
-  } else {
-    for (const auto& row : r.phases) {
-      if (row.ok) continue;
-      r.summary = fmt::format(
-          "parity broken: {} of image {} peaks {} beyond the resident weights, "
-          "image 1's {} (allowed {}): {} more",
-          row.phase, row.worst_image + 1, format_bytes(row.worst),
-          format_bytes(row.first), format_bytes(row.allowed),
-          format_bytes(row.worst - row.first));
-      break;
-    }
-    if (broken > 1) r.summary += fmt::format(" ({} phases broken)", broken);
   }
   return r;
 }

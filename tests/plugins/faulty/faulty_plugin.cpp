@@ -18,6 +18,16 @@
 //   faulty-batch-leak   the denoise keeps 3 MiB every image, beyond its
 //                       estimate: under a 12 MiB cpu limit image 1 fits and
 //                       image 2 runs out in its denoise (incident 1's batch)
+//   faulty-cache:lru    bounded, noisy: the text encode caches an entry per
+//                       seed (128-384 KiB, by the seed), 3 at most, the oldest
+//                       evicted (memory that wanders, never grows)
+//   faulty-cache:fill   bounded, slow: entries of 256 KiB, 5 at most (fills
+//                       over 5 images, longer than a warm-up)
+//   faulty-cache:stash  the denoise stashes 2 MiB that the next image's
+//                       decode frees (memory carried into the next image)
+//   faulty-cache:every3 the denoise keeps 256 KiB every 3rd image (by seed)
+//   faulty-cache:late   flat for 4 images, then the decode keeps 128 KiB
+//                       every image
 //
 // and two backends wrap the cpu one with an allocator-like reserved pool:
 // `warmupcpu` grows it by 1 MiB at each of the first 3 empty_cache() calls
@@ -112,6 +122,7 @@ class FaultyPipeline final : public mold::Pipeline {
     if (o.model == "faulty-leak") leak_phase_ = o.variant;
     host_leak_ = o.model == "faulty-host-leak";
     batch_leak_ = o.model == "faulty-batch-leak";
+    if (o.model == "faulty-cache") cache_ = o.variant;
     slow_ = o.model == "faulty-slow";
   }
 
@@ -160,7 +171,7 @@ class FaultyPipeline final : public mold::Pipeline {
   }
 
   mold::GeneratedImage generate(const mold::GenerateRequest& r,
-                                std::uint64_t /*seed*/,
+                                std::uint64_t seed,
                                 mold::RunContext& context) override {
     const auto phases = plan(r);
     at::Tensor embedding, latents;
@@ -168,6 +179,11 @@ class FaultyPipeline final : public mold::Pipeline {
       const at::Tensor scratch = bytes_tensor(256 * mold::kKiB);
       embedding = bytes_tensor(64 * mold::kKiB) * scratch.sum() / 1e6;
       plant("text_encode");
+      if (cache_ == "lru")
+        remember(bytes_tensor((128 + (seed * 2654435761u) % 257) * mold::kKiB),
+                 3);
+      else if (cache_ == "fill")
+        remember(bytes_tensor(256 * mold::kKiB), 5);
     });
     latents = bytes_tensor(32 * mold::kKiB);  // the pipeline's own noise
     plant("between");
@@ -180,6 +196,9 @@ class FaultyPipeline final : public mold::Pipeline {
       }
       plant("denoise");
       if (batch_leak_) kept_.push_back(bytes_tensor(kBatchLeakBytes));
+      if (cache_ == "stash") stash_.push_back(bytes_tensor(2 * mold::kMiB));
+      if (cache_ == "every3" && seed % 3 == 0)
+        kept_.push_back(bytes_tensor(256 * mold::kKiB));
     });
     mold::GeneratedImage image;
     context.run_phase(phases[2], [&](mold::PhaseScope&) {
@@ -188,7 +207,12 @@ class FaultyPipeline final : public mold::Pipeline {
       embedding = at::Tensor();
       latents = at::Tensor();
       plant("vae_decode");
+      // The stash of earlier images (this image's is the last).
+      if (stash_.size() > 1) stash_.erase(stash_.begin());
+      if (cache_ == "late" && images_ >= 4)
+        kept_.push_back(bytes_tensor(128 * mold::kKiB));
     });
+    ++images_;
     if (host_leak_) {
       void* block = std::malloc(kHostLeakBytes);
       if (block) std::memset(block, 1, kHostLeakBytes);
@@ -201,6 +225,12 @@ class FaultyPipeline final : public mold::Pipeline {
   void plant(const std::string& phase) {
     if (phase == leak_phase_) kept_.push_back(bytes_tensor(kLeakBytes));
   }
+  /// A cache entry, the oldest evicted past `capacity`.
+  void remember(at::Tensor entry, std::size_t capacity) {
+    cache_entries_.push_back(std::move(entry));
+    while (cache_entries_.size() > capacity)
+      cache_entries_.erase(cache_entries_.begin());
+  }
 
   mold::PipelineOptions options_;
   std::shared_ptr<FaultyComponent> text_encoder_, transformer_, vae_;
@@ -208,7 +238,9 @@ class FaultyPipeline final : public mold::Pipeline {
   bool host_leak_ = false;
   bool batch_leak_ = false;
   bool slow_ = false;
-  std::vector<at::Tensor> kept_;
+  std::string cache_;  // faulty-cache's variant
+  int images_ = 0;     // made so far by this pipeline
+  std::vector<at::Tensor> kept_, cache_entries_, stash_;
   std::vector<void*> host_blocks_;  // never freed: the planted host leak
 };
 
@@ -278,6 +310,7 @@ void register_all(mold::Registrar& registrar) {
       model("faulty-park-holds", {"f32"}),
       model("faulty-host-leak", {"f32"}),
       model("faulty-batch-leak", {"f32"}),
+      model("faulty-cache", {"lru", "fill", "stash", "every3", "late"}),
       model("faulty-slow", {"f32"})};
   family.make_pipeline = [](const mold::PipelineOptions& options) {
     return std::unique_ptr<mold::Pipeline>(new FaultyPipeline(options));

@@ -58,45 +58,52 @@ tools::Parsed<ProfileRequest> parse(const std::vector<std::string>& args,
              "[options]\n\n"
              "Makes --images images of MODEL one after another (seed + i "
              "each) and says\n"
-             "whether memory grows from image to image: after warm-up (until "
-             "the reserved\n"
-             "bytes stay unchanged for 2 images, at most --max-warmup), a "
-             "leak is allocated\n"
-             "memory rising at every image by --threshold or more, or a "
-             "least-squares slope\n"
-             "above max(--threshold, 0.1% of the peak) per image with R^2 >= "
-             "0.7. Reserved\n"
-             "growth alone is the allocator caching, not a leak; host RSS "
-             "growth with the\n"
-             "device flat is a host leak. Names the phase and component that "
-             "keep the\n"
-             "growth (exactly where the backend attributes allocations: "
-             "cpu), a parked\n"
-             "component that still holds memory, and checks parity (as "
-             "molddiag parity).\n"
+             "whether memory grows from image to image (docs/profiler.md): "
+             "warm-up ends at a\n"
+             "change-point; a leak is allocated memory whose slope's 95% "
+             "interval (widened\n"
+             "for autocorrelation) is above max(--threshold, 0.1% of the "
+             "peak) and whose rise\n"
+             "exceeds 6 deviations of its own noise; memory that grew and "
+             "then stayed flat\n"
+             "longer than any pause of its growth is a bounded cache; a run "
+             "too short to tell\n"
+             "says undecided, with the images it needs. Reserved growth "
+             "alone is the\n"
+             "allocator caching; host RSS growth with the device flat is a "
+             "host leak. Names\n"
+             "the phase and component that keep the growth (exactly where "
+             "the backend\n"
+             "attributes allocations: cpu), a parked component that still "
+             "holds memory, and\n"
+             "checks parity (as molddiag parity).\n"
              "Black box: molddiag leak --pid PID --each COMMAND runs COMMAND "
              "--images times\n"
              "and samples process PID after each (its RSS; its GPU memory "
              "where NVML is\n"
              "present): profile any generation server from the outside.\n"
-             "Exit: 0 clean; 3 leak; 4 parity broken; 1 failed; 2 usage.\n\n"
+             "Exit: 0 clean or bounded (memory carried in is reported); 3 "
+             "leak; 4 parity\n"
+             "broken; 5 undecided; 1 failed; 2 usage.\n\n"
              "options"
            : "molddiag parity MODEL [--tiny] [--images 3] [options]\n\n"
              "Makes --images images of MODEL one after another and checks "
              "that no phase of\n"
-             "image k peaks above the same phase of image 1 by more than "
-             "--tolerance and\n"
-             "--slack, counting the peak beyond the weights of the "
-             "components resident\n"
-             "during it (what the cache does not account for): \"batch 2 "
-             "should either\n"
-             "succeed or fail on batch 1 too\".\n"
-             "Exit: 0 parity holds; 4 broken; 1 failed; 2 usage.\n\n"
+             "image k needs more than the same phase of image 1 by more "
+             "than --tolerance\n"
+             "and --slack: \"batch 2 should either succeed or fail on batch "
+             "1 too\". A phase\n"
+             "whose own working memory grew breaks parity; one that found "
+             "more allocated\n"
+             "beyond the resident weights (memory carried in from earlier "
+             "images) is named\n"
+             "with the bytes and the phase that kept them.\n"
+             "Exit: 0 parity holds; 4 broken; 6 memory carried in; 1 failed; "
+             "2 usage.\n\n"
              "options";
   po::options_description options(usage);
   options.add_options()("help,h", "this help");
-  add_profile_run_options(options, r.run, leak ? 12 : 3,
-                          leak ? r.leak.max_warmup + 3 : 2);
+  add_profile_run_options(options, r.run, leak ? 12 : 3, leak ? 4 : 2);
   options.add_options()(
       "remote", po::value(&r.remote),
       "make the images on this mold server (host, host:port or "
@@ -168,13 +175,19 @@ tools::Parsed<ProfileRequest> parse(const std::vector<std::string>& args,
   } else if (!r.process.each.empty()) {
     throw tools::UsageError("--each goes with --pid PID");
   }
-  read_analysis_options(r.analysis, leak ? &r.leak : nullptr, r.parity);
+  read_analysis_options(r.analysis, leak ? &r.leak : nullptr, r.parity,
+                        r.pid != 0);
   if (leak) {
-    if (r.run.images < r.leak.max_warmup + 3)
-      throw tools::UsageError(fmt::format(
-          "--images {}: with --max-warmup {} give at least {} (3 images after "
-          "the longest warm-up)",
-          r.run.images, r.leak.max_warmup, r.leak.max_warmup + 3));
+    const int least = std::max(4, r.leak.max_warmup + 3);
+    if (r.run.images < least)
+      throw tools::UsageError(
+          r.leak.max_warmup < 0
+              ? fmt::format("--images {}: give at least 4 (a line through 3 "
+                            "images after a change-point)",
+                            r.run.images)
+              : fmt::format("--images {}: with --max-warmup {} give at least "
+                            "{} (3 images after the longest warm-up)",
+                            r.run.images, r.leak.max_warmup, least));
   }
   for (const auto& [flag, file] :
        {std::pair<const char*, std::string>{"--report", r.json_file},

@@ -23,15 +23,20 @@ std::string signed_bytes(double bytes) {
 
 void print_series(std::ostream& out, const char* label,
                   const mold::SeriesVerdict& v) {
-  out << fmt::format("{:<11} {}: {}\n", label, v.grows() ? "GROWS" : "flat",
-                     v.reason);
+  std::string shape = mold::to_string(v.shape);
+  if (v.grows()) shape = "GROWS";
+  // The bounded and undecided reasons start with their shape already.
+  const std::string prefix = shape + ": ";
+  const bool named = v.reason.compare(0, prefix.size(), prefix) == 0;
+  out << fmt::format("{:<11} {}\n", label,
+                     named ? v.reason : prefix + v.reason);
 }
 
 }  // namespace
 
 void print_image_table(std::ostream& out, const mold::MemoryProfile& p) {
-  out << fmt::format("{}\non {} ({}), {} images\n\n", p.subject, p.backend,
-                     p.device, p.images.size());
+  out << fmt::format("{}\n{}, {} images\n\n", p.subject,
+                     mold::describe_sampling(p), p.images.size());
   out << fmt::format("{:>5}  {:>14}  {:>12}  {:>14}  {:>14}\n", "image",
                      "allocated", "change", "reserved", "host RSS");
   for (std::size_t i = 0; i < p.images.size(); ++i) {
@@ -49,20 +54,20 @@ void print_image_table(std::ostream& out, const mold::MemoryProfile& p) {
 }
 
 void print_leak_report(std::ostream& out, const mold::LeakReport& r) {
-  out << fmt::format("warm-up:    {} image{} excluded\n", r.warmup,
-                     r.warmup == 1 ? "" : "s");
+  out << fmt::format("warm-up:    {} image{} excluded (its change-point)\n",
+                     r.warmup, r.warmup == 1 ? "" : "s");
   print_series(out, "allocated", r.allocated);
   print_series(out, "reserved", r.reserved);
   print_series(out, "host RSS", r.host);
   out << fmt::format("verdict:    {}\n", r.summary);
   for (const auto& a : r.attributions)
     out << fmt::format(
-        "kept by:    {} ({}{}), {} per image: {}\n",
+        "kept by:    {} ({}{}), {} per image over {} images: {}\n",
         a.phase.empty() ? std::string("between phases") : a.phase,
         a.component.empty() ? std::string("no component") : a.component,
         a.exact ? ", exact" : ", inferred",
         mold::format_bytes(mold::Bytes(std::llround(a.bytes_per_image))),
-        a.detail);
+        a.images, a.detail);
   for (const auto& h : r.parked_holding)
     out << fmt::format(
         "parked but holding: {} still holds {} of its {} on the device ({})\n",
@@ -84,7 +89,23 @@ void print_parity_report(std::ostream& out, const mold::ParityReport& r) {
         "  {:<16} image 1 {}, worst image {} {} (allowed {}){}\n", name,
         mold::format_bytes(row.first), row.worst_image + 1,
         mold::format_bytes(row.worst), mold::format_bytes(row.allowed),
-        row.ok ? "" : "  BROKEN");
+        !row.ok ? fmt::format("  BROKEN: its own working memory {} (image 1 "
+                              "{})",
+                              mold::format_bytes(row.worst_working),
+                              mold::format_bytes(row.first_working))
+        : row.carried_in
+            ? fmt::format("  CARRIED: {} more found allocated, kept by {}",
+                          mold::format_bytes(row.carried),
+                          row.carried_by_image < 0
+                              ? std::string("an earlier image")
+                              : fmt::format("{} of image {}{}",
+                                            row.carried_by.empty()
+                                                ? std::string("between phases")
+                                                : row.carried_by,
+                                            row.carried_by_image + 1,
+                                            row.carried_exact ? " (exact)"
+                                                              : " (inferred)"))
+            : std::string());
   }
 }
 
@@ -119,8 +140,13 @@ int report_profile(const mold::MemoryProfile& profile,
     return mold::tools::kFailure;
   if (l && leak_report.verdict == mold::LeakVerdict::leak)
     return mold::tools::kLeak;
-  return !pr || parity_report.ok ? mold::tools::kOk
-                                 : mold::tools::kParityBroken;
+  if (pr && !parity_report.ok) return mold::tools::kParityBroken;
+  if (l && leak_report.verdict == mold::LeakVerdict::undecided)
+    return mold::tools::kUndecided;
+  // Memory carried in fails parity's own question, not leak's (a bounded
+  // cache carries memory by design); leak reports it.
+  if (!l && pr && parity_report.carried) return mold::tools::kCarried;
+  return mold::tools::kOk;
 }
 
 void add_analysis_options(boost::program_options::options_description& options,
@@ -128,11 +154,18 @@ void add_analysis_options(boost::program_options::options_description& options,
   namespace po = boost::program_options;
   if (leak) {
     options.add_options()(
-        "threshold",
-        po::value(&flags.threshold)->default_value(flags.threshold),
-        "device bytes per image that count as growth");
-    mold::tools::add_ranged_int(options, "max-warmup", &leak->max_warmup, 0,
-                                100, "images warm-up may exclude at most", 3);
+        "threshold", po::value(&flags.threshold),
+        "bytes per image that count as growth: of device memory (default 4 "
+        "KiB); for a black box (--pid) of both host and device memory "
+        "(default 256 KiB)");
+    options.add_options()(
+        "host-threshold", po::value(&flags.host_threshold),
+        "host RSS bytes per image that count as growth (default 1 MiB; for a "
+        "black box, --threshold's)");
+    mold::tools::add_ranged_int(
+        options, "max-warmup", &leak->max_warmup, 0, 100000,
+        "images warm-up (found by a change-point) may exclude at most "
+        "(default: half the images)");
   }
   options.add_options()(
       "tolerance",
@@ -144,7 +177,7 @@ void add_analysis_options(boost::program_options::options_description& options,
 }
 
 void read_analysis_options(const AnalysisFlags& flags, mold::LeakOptions* leak,
-                           mold::ParityOptions& parity) {
+                           mold::ParityOptions& parity, bool black_box) {
   auto bytes = [](const char* flag, const std::string& text) {
     const auto value = mold::try_parse_bytes(text);
     if (!value)
@@ -153,7 +186,17 @@ void read_analysis_options(const AnalysisFlags& flags, mold::LeakOptions* leak,
           flag, text));
     return *value;
   };
-  if (leak) leak->threshold = bytes("--threshold", flags.threshold);
+  if (leak) {
+    const std::string device = !flags.threshold.empty() ? flags.threshold
+                               : black_box ? std::string(kBlackBoxThreshold)
+                                           : std::string("4 KiB");
+    leak->threshold = bytes("--threshold", device);
+    const std::string host = !flags.host_threshold.empty()
+                                 ? flags.host_threshold
+                             : black_box ? device
+                                         : std::string("1 MiB");
+    leak->host_threshold = bytes("--host-threshold", host);
+  }
   parity.absolute = bytes("--slack", flags.slack);
   if (!(flags.tolerance_percent >= 0 && flags.tolerance_percent <= 100))
     throw mold::tools::UsageError(

@@ -45,8 +45,8 @@ tools::Parsed<ReportRequest> parse(const std::vector<std::string>& args) {
       "report with --html. Parity is checked where the report has phases (not\n"
       "for a black box). The host options are accepted for every command's\n"
       "sake; a report needs no plugin.\n"
-      "Exit: 0 clean; 3 leak; 4 parity broken; 1 not a report or failed; 2 "
-      "usage.\n\n"
+      "Exit: 0 clean or bounded; 3 leak; 4 parity broken; 5 undecided; 1 not "
+      "a report or\nfailed; 2 usage.\n\n"
       "options");
   options.add_options()("help,h", "this help")(
       "input", po::value(&r.input)->required(), "the JSON report");
@@ -63,7 +63,13 @@ tools::Parsed<ReportRequest> parse(const std::vector<std::string>& args) {
     return parsed;
   }
   tools::parse_args(args, options, &positional);
-  read_analysis_options(r.analysis, &r.leak, r.parity);
+  // The thresholds' values are read once the report says whether it is a
+  // black box's (report_command); a bad one is still a usage error now.
+  {
+    mold::LeakOptions leak;
+    mold::ParityOptions parity;
+    read_analysis_options(r.analysis, &leak, parity);
+  }
   const std::string type = mold::describe_file_type(r.input);
   if (type != "a regular file")
     throw tools::UsageError(
@@ -97,13 +103,15 @@ int report_command(const std::vector<std::string>& args) {
     std::cout << *parsed.help;
     return tools::kOk;
   }
-  const ReportRequest& r = parsed.request;
+  ReportRequest r = parsed.request;
   mold::MemoryProfile profile;
   try {
     profile = mold::profile_from_json(read_report(r.input));
   } catch (const mold::ParseError& e) {
     throw mold::Error(fmt::format("{}: {}", r.input, e.what()));
   }
+  read_analysis_options(r.analysis, &r.leak, r.parity,
+                        profile.driver == "process");
   return report_profile(profile, &r.leak,
                         profile.phases.empty() ? nullptr : &r.parity,
                         r.outputs);

@@ -67,4 +67,9 @@ struct MemoryProfile {
   std::vector<PhaseSample> phases;
 };
 
+/// What was sampled, in words for a report's header: "on cpu (AMD EPYC)",
+/// or for a black box "sampled from outside: the process's resident set
+/// (host memory only, no NVML)".
+std::string describe_sampling(const MemoryProfile& profile);
+
 }  // namespace mold
