@@ -384,11 +384,11 @@ std::string profile_html(const MemoryProfile& p, const LeakReport* leak,
                     "carried in {}, {}", bytes_cell(double(row.carried)),
                     row.carried_by_image < 0
                         ? std::string("by an earlier image")
-                        : fmt::format("{} of image {}",
+                        : fmt::format("{} of {}",
                                       row.carried_by.empty()
                                           ? std::string("between phases")
                                           : html_escape(row.carried_by),
-                                      row.carried_by_image + 1))
+                                      carried_images(row)))
               : std::string("yes"));
     h += "</table>\n";
   }

@@ -463,11 +463,12 @@ LeakReport analyze_leaks(const MemoryProfile& p, const LeakOptions& o) {
                               : fmt::format("images 1-{}", bounded->grew_to),
         bounded->flat_images);
   } else {
+    const SeriesVerdict& v = no_device ? r.host : r.allocated;
     r.summary = fmt::format(
-        "clean: no growth after {} warm-up image{} (allocated {} per image "
-        "over {} images)",
-        r.warmup, plural(std::size_t(r.warmup)),
-        bytes_text(r.allocated.trend.slope), r.allocated.values.size());
+        "clean: no growth after {} warm-up image{} ({} {} per image over {} "
+        "images)",
+        v.warmup, plural(std::size_t(v.warmup)), label(v),
+        bytes_text(v.trend.slope), v.values.size());
   }
   return r;
 }

@@ -37,21 +37,27 @@ void find_carrier(const MemoryProfile& p, int image, PhaseParity& row) {
   const ImageSample* prev = image_sample(p, before);
   const double target = double(row.carried);
   if (prev && prev->attributed) {
-    std::map<std::string, std::pair<Bytes, int>> groups;  // bytes, newest
+    struct Group {
+      Bytes bytes = 0;
+      int newest = -1, oldest = -1;
+    };
+    std::map<std::string, Group> groups;
     for (const auto& r : prev->residue) {
       if (r.kind != "phase" && r.kind != "between_phases") continue;
-      auto& g = groups[r.phase];
-      g.first += r.bytes;
-      g.second = std::max(g.second, r.image);
+      Group& g = groups[r.phase];
+      g.bytes += r.bytes;
+      g.newest = std::max(g.newest, r.image);
+      g.oldest = g.oldest < 0 ? r.image : std::min(g.oldest, r.image);
     }
-    const std::pair<const std::string, std::pair<Bytes, int>>* best = nullptr;
+    const std::pair<const std::string, Group>* best = nullptr;
     for (const auto& g : groups)
-      if (!best || std::abs(double(g.second.first) - target) <
-                       std::abs(double(best->second.first) - target))
+      if (!best || std::abs(double(g.second.bytes) - target) <
+                       std::abs(double(best->second.bytes) - target))
         best = &g;
     if (best) {
       row.carried_by = best->first;
-      row.carried_by_image = best->second.second;
+      row.carried_by_image = best->second.newest;
+      row.carried_since_image = best->second.oldest;
       row.carried_exact = true;
       return;
     }
@@ -68,17 +74,30 @@ void find_carrier(const MemoryProfile& p, int image, PhaseParity& row) {
   }
   if (best) {
     row.carried_by = best->phase;
-    row.carried_by_image = before;
+    row.carried_by_image = row.carried_since_image = before;
   }
 }
+
+}  // namespace
+
+std::string carried_images(const PhaseParity& row) {
+  if (row.carried_by_image < 0) return "an earlier image";
+  return row.carried_since_image >= 0 &&
+                 row.carried_since_image < row.carried_by_image
+             ? fmt::format("images {}-{}", row.carried_since_image + 1,
+                           row.carried_by_image + 1)
+             : fmt::format("image {}", row.carried_by_image + 1);
+}
+
+namespace {
 
 std::string kept_by(const PhaseParity& row) {
   if (row.carried_by_image < 0) return "kept by an earlier image";
   return fmt::format(
-      "kept by {} of image {} ({})",
+      "kept by {} of {} ({})",
       row.carried_by.empty() ? std::string("the pipeline between phases")
                              : row.carried_by,
-      row.carried_by_image + 1,
+      carried_images(row),
       row.carried_exact ? "exact, from its allocation scope"
                         : "inferred from what its phases left allocated");
 }

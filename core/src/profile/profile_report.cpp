@@ -164,6 +164,7 @@ std::string profile_json(const MemoryProfile& p, const LeakReport* leak,
                       {"carried", row.carried},
                       {"carried_by", row.carried_by},
                       {"carried_by_image", row.carried_by_image},
+                      {"carried_since_image", row.carried_since_image},
                       {"carried_exact", row.carried_exact},
                       {"ok", row.ok}});
     out["parity"] = {{"ok", parity->ok},

@@ -98,11 +98,11 @@ void print_parity_report(std::ostream& out, const mold::ParityReport& r) {
                           mold::format_bytes(row.carried),
                           row.carried_by_image < 0
                               ? std::string("an earlier image")
-                              : fmt::format("{} of image {}{}",
+                              : fmt::format("{} of {}{}",
                                             row.carried_by.empty()
                                                 ? std::string("between phases")
                                                 : row.carried_by,
-                                            row.carried_by_image + 1,
+                                            mold::carried_images(row),
                                             row.carried_exact ? " (exact)"
                                                               : " (inferred)"))
             : std::string());

@@ -51,7 +51,8 @@ struct PhaseParity {
   /// allocations.
   Bytes carried = 0;
   std::string carried_by;
-  int carried_by_image = -1;
+  int carried_by_image = -1;     ///< the newest image it kept them from
+  int carried_since_image = -1;  ///< the oldest (exact only; else the same)
   bool carried_exact = false;
   bool ok = true;           ///< its own working memory within parity
   bool carried_in = false;  ///< beyond parity by memory carried in
@@ -67,5 +68,9 @@ struct ParityReport {
 
 ParityReport check_parity(const MemoryProfile& profile,
                           const ParityOptions& options = {});
+
+/// The images carried memory came from: "image 3", "images 2-5", or "an
+/// earlier image" when unknown.
+std::string carried_images(const PhaseParity& row);
 
 }  // namespace mold
