@@ -4,8 +4,9 @@
 // seeds, with allocation scopes (the cpu backend: exact attribution) and
 // without (cuda-like: inferred). Prints per pattern the verdicts, the
 // detection or false-alarm rate, the images a verdict needs, the slope's and
-// the attribution's error, and parity's verdict, so that a change of rule is
-// judged by numbers.
+// the attribution's error, how often the slope's 95% interval covers the
+// leak's rate, and parity's verdict, so that a change of rule is judged by
+// numbers.
 //
 //   leak_precision_bench [--seeds 100] [--images 12] [--pattern NAME]
 //                        [--show N: the first N unexpected verdicts' series]
@@ -52,6 +53,10 @@ std::vector<Pattern> patterns() {
        [](S) {
          return planted::jittered_leak("vae_decode", 32 * kKiB, 96 * kKiB);
        }},
+      {"leak 32 KiB between phases", Expect::leak, 32 * kKiB, "",
+       [](S) { return planted::leak("", 32 * kKiB); }},
+      {"buffer grown 64 KiB (realloc)", Expect::leak, 64 * kKiB, "denoise",
+       [](S) { return planted::growing_buffer("denoise", 64 * kKiB); }},
       {"leak 256 KiB every 3rd", Expect::leak, 256 * kKiB / 3.0, "denoise",
        [](S s) {
          return planted::leak("denoise", 256 * kKiB, 3, 0, int(s % 3));
@@ -86,6 +91,8 @@ std::vector<Pattern> patterns() {
        [](S) { return planted::lru("vae_decode", 2, 16 * kKiB, 1024 * kKiB); }},
       {"LRU 4x1-2 MiB", Expect::bounded, 0, "",
        [](S) { return planted::lru("denoise", 4, kMiB, 2 * kMiB); }},
+      {"leak 128 KiB for 5, then stops", Expect::bounded, 0, "",
+       [](S) { return planted::leak_until("vae_decode", 128 * kKiB, 5); }},
       {"fill 3x256 KiB", Expect::bounded, 0, "",
        [](S) {
          return planted::lru("text_encode", 3, 256 * kKiB, 256 * kKiB);
@@ -196,10 +203,10 @@ int main(int argc, char** argv) {
                            ? "with allocation scopes (cpu: exact attribution)"
                            : "without (cuda-like: attribution inferred)");
     fmt::print(
-        "{:<31} {:>7} {:>5} {:>5} {:>5} {:>5} {:>5}  {:>9} {:>13} "
+        "{:<31} {:>7} {:>5} {:>5} {:>5} {:>5} {:>5}  {:>9} {:>13} {:>5} "
         "{:>13} {:>6} {:>7}\n",
         "pattern", "expect", "leak", "bound", "clean", "undec", "phase",
-        "images", "slope err", "attrib err", "parity", "carried");
+        "images", "slope err", "cover", "attrib err", "parity", "carried");
     int alarms = 0, alarm_runs = 0, found = 0, leak_runs = 0;
     for (const auto& pattern : patterns()) {
       if (!only.empty() && pattern.name.find(only) == std::string::npos)
@@ -207,6 +214,7 @@ int main(int argc, char** argv) {
       std::map<mold::LeakVerdict, int> verdicts;
       int phase_right = 0, broken = 0, carried = 0;
       std::vector<double> slope_err, attrib_err, needed;
+      int covered = 0;
       for (int s = 0; s < seeds; ++s) {
         const Outcome out = run(pattern, std::uint64_t(s), images, attributed);
         ++verdicts[out.leak.verdict];
@@ -239,6 +247,8 @@ int main(int argc, char** argv) {
         if (pattern.expect == Expect::leak &&
             out.leak.verdict == mold::LeakVerdict::leak) {
           slope_err.push_back(out.leak.allocated.trend.slope / out.truth - 1);
+          covered += out.leak.allocated.slope_low <= out.truth * 1.000001 &&
+                     out.leak.allocated.slope_high >= out.truth * 0.999999;
           if (!out.leak.attributions.empty()) {
             const auto& a = out.leak.attributions.front();
             phase_right += a.phase == pattern.phase;
@@ -272,8 +282,8 @@ int main(int argc, char** argv) {
       };
       const bool is_leak = pattern.expect == Expect::leak;
       fmt::print(
-          "{:<31} {:>7} {:>5} {:>5} {:>5} {:>5} {:>5}  {:>9} {:>13} {:>13} "
-          "{:>6} {:>7}\n",
+          "{:<31} {:>7} {:>5} {:>5} {:>5} {:>5} {:>5}  {:>9} {:>13} {:>5} "
+          "{:>13} {:>6} {:>7}\n",
           pattern.name, expect_name(pattern.expect),
           rate(mold::LeakVerdict::leak), rate(mold::LeakVerdict::bounded),
           rate(mold::LeakVerdict::clean), rate(mold::LeakVerdict::undecided),
@@ -284,6 +294,7 @@ int main(int argc, char** argv) {
           is_leak && leaks ? fmt::format("{} / {}", percent(median(slope_err)),
                                          percent(worst(slope_err)))
                            : "-",
+          is_leak && leaks ? percent(double(covered) / leaks) : "-",
           is_leak && !attrib_err.empty()
               ? fmt::format("{} / {}", percent(median(attrib_err)),
                             percent(worst(attrib_err)))

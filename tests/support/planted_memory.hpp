@@ -82,6 +82,8 @@ inline MemoryProfile planted_profile(const PlantedStep& step,
   weights.residency = Residency::device;
   for (int image = 0; image < o.images; ++image) {
     for (const char* phase : {"text_encode", "denoise", "vae_decode"}) {
+      // The pipeline's own work between phases (phase ""): after the encode.
+      if (std::string(phase) == "denoise") step(image, "", heap, rng);
       PhaseSample s;
       s.image = image;
       s.phase = phase;
@@ -108,14 +110,17 @@ inline MemoryProfile planted_profile(const PlantedStep& step,
     if (o.attributed) {
       img.residue.push_back({0, "", "model", "load", o.weights});
       for (const auto& b : heap.blocks())
-        img.residue.push_back({b.image, b.phase, "model", "phase", b.bytes});
+        img.residue.push_back({b.image, b.phase, b.phase.empty() ? "" : "model",
+                               b.phase.empty() ? "between_phases" : "phase",
+                               b.bytes});
     }
     p.images.push_back(std::move(img));
   }
   return p;
 }
 
-/// A pattern's building blocks.
+/// A pattern's building blocks (phase "" is the pipeline's own work between
+/// the encode and the denoise).
 namespace planted {
 
 /// `phase` keeps `bytes` every `every`-th image from image `start` on
@@ -126,6 +131,29 @@ inline PlantedStep leak(std::string phase, Bytes bytes, int every = 1,
              std::mt19937_64&) {
     if (ph == phase && image >= start && (image - offset) % every == 0)
       heap.allocate(image, ph, bytes);
+  };
+}
+
+/// `phase` keeps `bytes` every image until image `stop`, then no more (a
+/// cache that filled: bounded).
+inline PlantedStep leak_until(std::string phase, Bytes bytes, int stop) {
+  return [=](int image, const std::string& ph, PlantedHeap& heap,
+             std::mt19937_64&) {
+    if (ph == phase && image < stop) heap.allocate(image, ph, bytes);
+  };
+}
+
+/// `phase` replaces one buffer by a larger one every image: (image + 1) x
+/// `bytes` (a history concatenated onto: a leak that lives in the newest
+/// image's allocation).
+inline PlantedStep growing_buffer(std::string phase, Bytes bytes) {
+  auto held = std::make_shared<int>(0);
+  return [=](int image, const std::string& ph, PlantedHeap& heap,
+             std::mt19937_64&) {
+    if (ph != phase) return;
+    const int next = heap.allocate(image, ph, Bytes(image + 1) * bytes);
+    if (*held) heap.free(*held);
+    *held = next;
   };
 }
 

@@ -194,6 +194,19 @@ void attribute_by_inference(const MemoryProfile& p, int first, double slope,
     nets[{ph.phase, ph.component}][ph.image] +=
         double(ph.after.allocated) - double(ph.before.allocated);
   }
+  // The pipeline's own work between phases: what an image left that its
+  // phases did not (where there are phases at all).
+  for (std::size_t i = std::size_t(std::max(first, 1));
+       !p.phases.empty() && i < p.images.size(); ++i) {
+    const int image = p.images[i].image;
+    double phases = 0;
+    for (const auto& [key, by_image] : nets) {
+      const auto it = by_image.find(image);
+      if (it != by_image.end()) phases += it->second;
+    }
+    nets[{"", ""}][image] = double(p.images[i].after.allocated) -
+                            double(p.images[i - 1].after.allocated) - phases;
+  }
   const int images = std::max(1, int(p.images.size()) - first);
   std::vector<LeakAttribution> candidates;
   for (const auto& [key, by_image] : nets) {
@@ -205,10 +218,12 @@ void attribute_by_inference(const MemoryProfile& p, int first, double slope,
     a.component = key.second;
     a.exact = false;
     a.detail = fmt::format(
-        "inferred: phase {} leaves {} more allocated than it found, per image "
+        "inferred: {} leaves {} more allocated than it found, per image "
         "over {} images, and the leak's slope is {} per image (this backend "
         "does not say which code allocated what)",
-        key.first, bytes_text(a.bytes_per_image), a.images, bytes_text(slope));
+        key.first.empty() ? std::string("the pipeline between phases")
+                          : "phase " + key.first,
+        bytes_text(a.bytes_per_image), a.images, bytes_text(slope));
     candidates.push_back(std::move(a));
   }
   const LeakAttribution* best = nullptr;
