@@ -339,8 +339,9 @@ LeakReport analyze_leaks(const MemoryProfile& p, const LeakOptions& o) {
     alloc.grew_to = alloc.warmup;
     alloc.flat_images = int(alloc.values.size());
     alloc.images_needed = 0;
+    alloc.live_images = holders;
     alloc.reason = fmt::format(
-        "bounded by its allocation scopes: only the last {} images' "
+        "bounded: by its allocation scopes, only the last {} images' "
         "allocations are still live, every earlier image's were freed: a "
         "cache whose entries are replaced (the series alone: {})",
         holders, alloc.reason);
@@ -469,6 +470,16 @@ LeakReport analyze_leaks(const MemoryProfile& p, const LeakOptions& o) {
         "allocator caching or fragmenting, not a leak{}",
         to_string(r.allocated.shape), bytes_text(r.reserved.trend.slope),
         evidence);
+  } else if (bounded && bounded->live_images > 0) {
+    const auto [low, high] =
+        std::minmax_element(bounded->values.begin(), bounded->values.end());
+    r.summary = fmt::format(
+        "bounded: only the last {} images' allocations are still live (exact, "
+        "from allocation scopes), every earlier image's were freed: a cache "
+        "whose entries are replaced; allocated stays between {} and {} since "
+        "image {}, not a leak",
+        bounded->live_images, bytes_text(*low), bytes_text(*high),
+        bounded->warmup + 1);
   } else if (bounded) {
     r.summary = fmt::format(
         "bounded: {} grew {} over {} and stayed flat for the {} images "

@@ -54,6 +54,7 @@ Json series_json(const SeriesVerdict& v) {
           {"grew", v.grew},
           {"grew_images", v.grew_to - v.grew_from},
           {"flat_images", v.flat_images},
+          {"live_images", v.live_images},
           {"images_needed", v.images_needed},
           {"reason", v.reason}};
 }

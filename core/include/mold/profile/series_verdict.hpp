@@ -80,6 +80,9 @@ struct SeriesVerdict {
   double grew = 0;
   int grew_from = 0, grew_to = 0;
   int flat_images = 0;
+  /// Bounded by the allocation scopes (leak_analysis.hpp): the images whose
+  /// allocations are still live, the last ones in a row; 0 otherwise.
+  int live_images = 0;
   /// undecided: the images a run needs to tell (at least).
   int images_needed = 0;
   bool grows() const { return shape == SeriesShape::grows; }
