@@ -472,3 +472,21 @@ TEST_CASE(
   CHECK_THAT(broken.summary,
              Catch::StartsWith("parity broken: denoise of image 6 needs"));
 }
+
+TEST_CASE(
+    "a leak whose first images were irregular: the short straight tail after "
+    "the change-point is backed by the whole run rising",
+    "[profile]") {
+  // A fresh process's resident set under a 4 MiB-a-request leak, measured
+  // under AddressSanitizer (molddiag leak --pid on tests/support's
+  // leaky_process): 4.75 MiB steps, then 4.56 MiB ones; the change-point
+  // leaves 4 images.
+  const std::vector<double> bytes = {12111872, 16867328, 21622784, 26382336,
+                                     31162368, 35917824, 40677376, 45428736};
+  SeriesRules rules;
+  rules.threshold = 256 * kKiB;
+  const SeriesVerdict v = judge_series("host_rss", bytes, bytes.back(), rules);
+  INFO(v.reason);
+  CHECK(v.warmup == 4);  // the straight tail: 4 images
+  CHECK(v.shape == SeriesShape::grows);
+}

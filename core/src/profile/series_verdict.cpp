@@ -193,7 +193,27 @@ SeriesVerdict judge_series(std::string name, const std::vector<double>& y,
       ++flat_steps;
     const std::size_t growth_end = std::size_t(n - flat_steps);
     const int pause = longest_pause(y, w, growth_end, base);
-    if ((flat_steps == 0 || flat_steps <= pause) && v.warmup > 0 && m < 5) {
+    // The whole run rising at every image by the threshold, its steps
+    // drifting (a leak whose first images were irregular).
+    double all_min = y[1] - y[0], all_sum = 0, all_squares = 0;
+    for (int i = 1; i < n; ++i) {
+      const double d = y[std::size_t(i)] - y[std::size_t(i) - 1];
+      all_min = std::min(all_min, d);
+      all_sum += d;
+    }
+    const double all_mean = all_sum / double(n - 1);
+    for (int i = 1; i < n; ++i) {
+      const double d = y[std::size_t(i)] - y[std::size_t(i) - 1] - all_mean;
+      all_squares += d * d;
+    }
+    const double all_spread = std::sqrt(all_squares / double(n - 2));
+    const bool whole_run_rises =
+        n >= 5 && all_min >= base &&
+        all_mean * std::sqrt(double(n - 1)) >
+            std::max(rules.step_t, student_t_975(std::size_t(n - 2))) *
+                all_spread;
+    if ((flat_steps == 0 || flat_steps <= pause) && v.warmup > 0 && m < 5 &&
+        !whole_run_rises) {
       // The change-point chose the straightest tail: a short one rises by
       // chance too often to be called a leak.
       v.shape = SeriesShape::undecided;
