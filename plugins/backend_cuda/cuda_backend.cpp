@@ -34,6 +34,15 @@ class CudaBackend final : public Backend {
     check(cudaGetDeviceProperties(&props, index_), "cudaGetDeviceProperties",
           index_);
     device_name_ = props.name;
+#if MOLD_TORCH_HAS_CUDA
+    // libtorch sets its caching allocator up lazily, at the first CUDA tensor;
+    // its statistics are asked for before that (the plan), which fails
+    // ("Invalid device argument") until it is set up. Setting it up for every
+    // device is idempotent.
+    int count = 0;
+    check(cudaGetDeviceCount(&count), "cudaGetDeviceCount", index_);
+    c10::cuda::CUDACachingAllocator::init(count);
+#endif
   }
 
   std::string name() const override { return "cuda"; }

@@ -1,5 +1,6 @@
 #include "qwen25vl_text_encoder.hpp"
 
+#include <ATen/core/grad_mode.h>
 #include <fmt/format.h>
 
 #include <mold/base/error.hpp>

@@ -5,6 +5,7 @@
 // merged 2x2 into the language model's width, and placed at the prompt's
 // image tokens with get_rope_index's 3-D positions.
 
+#include <ATen/core/grad_mode.h>
 #include <fmt/format.h>
 
 #include <algorithm>

@@ -1,5 +1,6 @@
 #include "qwen_image_pipeline.hpp"
 
+#include <ATen/core/grad_mode.h>
 #include <fmt/format.h>
 
 #include <algorithm>

@@ -1,5 +1,7 @@
 #include "qwen_image_transformer.hpp"
 
+#include <ATen/core/grad_mode.h>
+
 #include <algorithm>
 #include <cmath>
 #include <limits>

@@ -1,5 +1,7 @@
 #include "qwen_image_vae.hpp"
 
+#include <ATen/core/grad_mode.h>
+
 #include <cmath>
 #include <mold/base/error.hpp>
 #include <mold/catalog/arch_names.hpp>

@@ -1,5 +1,7 @@
 #include "flux_vae.hpp"
 
+#include <ATen/core/grad_mode.h>
+
 #include <mold/base/error.hpp>
 #include <mold/catalog/arch_names.hpp>
 #include <vector>

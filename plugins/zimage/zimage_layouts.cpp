@@ -47,8 +47,12 @@ LayoutMapping map_lumina2(const TensorListing& listing,
       b.drop(name);
       continue;
     }
-    if (name == "x_pad_token" || name == "cap_pad_token" ||
-        name.rfind("t_embedder.mlp.", 0) == 0 ||
+    if (name == "x_pad_token" || name == "cap_pad_token") {
+      // [1, dim]; stable-diffusion.cpp's converter writes them as [dim].
+      b.vector_as_row(name, name);
+      continue;
+    }
+    if (name.rfind("t_embedder.mlp.", 0) == 0 ||
         name.rfind("cap_embedder.", 0) == 0) {
       b.copy(name, name);
       continue;

@@ -1,5 +1,6 @@
 #include "zimage_pipeline.hpp"
 
+#include <ATen/core/grad_mode.h>
 #include <fmt/format.h>
 
 #include <mold/base/error.hpp>

@@ -121,6 +121,22 @@ unpack() {
     fi
     n=$((n + 1))
   done
+  # A -dev package's libX.so whose runtime library the host provides (zlib1g) dangles in
+  # the prefix: point it at the host's copy of that soname, else the linker takes the
+  # static libX.a (not built for shared objects); with no host copy, drop the .a too.
+  local link soname dir found
+  while IFS= read -r link; do
+    soname=$(basename "$(readlink "$link")" | sed -E 's/^(lib[^.]+\.so\.[0-9]+).*/\1/')
+    found=""
+    for dir in /lib/x86_64-linux-gnu /usr/lib/x86_64-linux-gnu /lib64 /usr/lib64 /usr/lib /lib; do
+      [ -e "$dir/$soname" ] && { found=$dir/$soname; break; }
+    done
+    if [ -n "$found" ]; then
+      ln -sf "$found" "$link" && echo "$(basename "$link") -> $found"
+    else
+      rm -f "$link" "${link%.so}.a" && echo "$(basename "$link"): no $soname on this host, removed"
+    fi
+  done < <(find "$prefix" -xtype l -name 'lib*.so')
   echo "$n packages into $prefix ($(du -sh "$prefix" | cut -f1))"
   rm -rf "$out/debs"
 }

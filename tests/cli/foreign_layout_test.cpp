@@ -370,18 +370,80 @@ TEST_CASE(
   const fs::path comfy = root / "z.safetensors";
   mold::save_safetensors(comfy,
                          mold::test::zimage_comfy_transformer(*transformer));
-  auto r = mold::test::run_molddiag({"inspect", comfy.string()});
+  auto r =
+      mold::test::run_molddiag({"inspect", comfy.string(), "--arch", "tiny"});
   INFO(r.err);
   REQUIRE(r.exit_code == 0);
   CHECK_THAT(r.out, Catch::Contains("zimage transformer: comfyui layout") &&
-                        Catch::Contains("1 tensor dropped"));
-  auto json = mold::test::run_molddiag({"inspect", comfy.string(), "--json"});
+                        Catch::Contains("1 tensor dropped") &&
+                        Catch::Contains("loads: every tensor of"));
+  auto json = mold::test::run_molddiag(
+      {"inspect", comfy.string(), "--json", "--arch", "tiny"});
   REQUIRE(json.exit_code == 0);
   const auto report = nlohmann::json::parse(json.out);
   REQUIRE(report.at("fits").size() == 1);
   CHECK(report.at("fits")[0].at("layout") == "comfyui");
+  CHECK(report.at("fits")[0].at("check").at("loads") == true);
+  CHECK(report.at("loads") == true);
   CHECK(report.at("types").at("F32").at("tensors") ==
         report.at("tensors").get<int>());
+
+  SECTION("against the published architecture every shape is named; exit 7") {
+    auto d = mold::test::run_molddiag({"inspect", comfy.string()});
+    CHECK(d.exit_code == 7);
+    CHECK_THAT(d.out, Catch::Contains("does not load as") &&
+                          Catch::Contains(" mis-shaped: '") &&
+                          Catch::Contains("--arch tiny"));
+  }
+  SECTION("missing, mis-shaped and unexpected tensors, each named; exit 7") {
+    auto tensors = mold::test::zimage_comfy_transformer(*transformer);
+    std::size_t dropped = 0;
+    for (auto it = tensors.begin(); it != tensors.end();) {
+      if (it->first == "layers.0.feed_forward.w2.weight" ||
+          it->first == "noise_refiner.0.ffn_norm1.weight") {
+        it = tensors.erase(it);
+        ++dropped;
+      } else {
+        if (it->first == "cap_embedder.1.bias")
+          it->second = at::zeros({it->second.size(0) + 1});
+        ++it;
+      }
+    }
+    REQUIRE(dropped == 2);
+    const fs::path broken = root / "broken.safetensors";
+    mold::save_safetensors(broken, tensors);
+    auto b = mold::test::run_molddiag(
+        {"inspect", broken.string(), "--arch", "tiny"});
+    INFO(b.out);
+    CHECK(b.exit_code == 7);
+    CHECK_THAT(b.out,
+               Catch::Contains("2 missing: 'layers.0.feed_forward.w2.weight', "
+                               "'noise_refiner.0.ffn_norm1.weight'") &&
+                   Catch::Contains("1 mis-shaped: 'cap_embedder.1.bias' is"));
+    auto j = mold::test::run_molddiag(
+        {"inspect", broken.string(), "--arch", "tiny", "--json"});
+    CHECK(j.exit_code == 7);
+    const auto check = nlohmann::json::parse(j.out).at("fits")[0].at("check");
+    CHECK(check.at("loads") == false);
+    CHECK(check.at("missing_count") == 2);
+    CHECK(check.at("misshaped")[0].at("tensor") == "cap_embedder.1.bias");
+    // Unexpected tensors alone (diffusers' names, which ignore them on load
+    // with a warning): it loads, exit 0, and they are named.
+    NamedTensors extra;
+    for (const auto& [name, t] : transformer->parameters())
+      extra.emplace_back(name, t);
+    extra.emplace_back("layers.0.extra.weight", at::zeros({2, 2}));
+    const fs::path more = root / "more.safetensors";
+    mold::save_safetensors(more, extra);
+    auto m =
+        mold::test::run_molddiag({"inspect", more.string(), "--arch", "tiny"});
+    INFO(m.out);
+    INFO(m.err);
+    CHECK(m.exit_code == 0);
+    CHECK_THAT(m.out, Catch::Contains("loads (with warnings) as") &&
+                          Catch::Contains("1 unexpected (ignored on load): "
+                                          "'layers.0.extra.weight'"));
+  }
 
   SECTION("two layouts mixed: it does not fit, and says why") {
     auto tensors = mold::test::zimage_comfy_transformer(*transformer);
@@ -389,7 +451,7 @@ TEST_CASE(
     const fs::path mixed = root / "mixed.safetensors";
     mold::save_safetensors(mixed, tensors);
     auto m = mold::test::run_molddiag({"inspect", mixed.string()});
-    CHECK(m.exit_code == 0);
+    CHECK(m.exit_code == 7);  // read, and nothing would load it
     CHECK_THAT(m.out, Catch::Contains("does not fit") &&
                           Catch::Contains("two layouts"));
   }
@@ -400,7 +462,8 @@ TEST_CASE(
     mold::test::write_fp8_safetensors(
         fp8, mold::test::zimage_comfy_transformer(*transformer),
         mold::test::Fp8Scales::scale_weight);
-    auto f = mold::test::run_molddiag({"inspect", fp8.string()});
+    auto f =
+        mold::test::run_molddiag({"inspect", fp8.string(), "--arch", "tiny"});
     INFO(f.err);
     REQUIRE(f.exit_code == 0);
     CHECK_THAT(f.out, Catch::Contains("F8_E4M3") &&

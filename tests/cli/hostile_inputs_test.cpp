@@ -6,6 +6,8 @@
 
 #include <catch2/catch.hpp>
 #include <filesystem>
+#include <fstream>
+#include <iterator>
 #include <nlohmann/json.hpp>
 #include <string>
 #include <vector>
@@ -99,6 +101,52 @@ TEST_CASE("molddiag refuses special files as inputs and outputs, at once",
   const auto p = molddiag({"plugins", "--plugin-dir", file});
   CHECK(p.exit_code == 0);
   CHECK_THAT(p.out, Catch::Contains("is a regular file, not a directory"));
+}
+
+TEST_CASE(
+    "molddiag calibrate --write refuses a file that is not a calibration "
+    "file, before running anything, and leaves it byte for byte",
+    "[cli][io]") {
+  Molddiag molddiag;
+  TempDir dir;
+  std::string binary(4096, '\0');
+  for (std::size_t i = 0; i < binary.size(); ++i)
+    binary[i] = char((i * 131 + 7) % 256);
+  const std::string qwen_file =
+      std::string(mold::test::kPluginDir) + "/qwen_image.calibration.toml";
+  std::ifstream in(qwen_file, std::ios::binary);
+  REQUIRE(in);
+  const std::string qwen((std::istreambuf_iterator<char>(in)),
+                         std::istreambuf_iterator<char>());
+  const std::vector<std::pair<std::string, std::pair<std::string, std::string>>>
+      cases = {
+          {"binary", {binary, "not valid TOML"}},
+          {"notes.txt", {"Some notes: [not toml\n = x\n", "not valid TOML"}},
+          {"json.toml", {"{\"a\": 1}\n", "not valid TOML"}},
+          {"foreign.toml",
+           {"[tool]\nname = \"x\"\n", "must be a table, e.g. [tool.name]"}},
+          {"other-family.toml",
+           {qwen,
+            "this is the calibration file of the qwen_image family, "
+            "not of zimage"}},
+      };
+  for (const auto& [name, content_says] : cases) {
+    const auto& [content, says] = content_says;
+    INFO(name);
+    const std::string path = dir.write(name, content);
+    const auto r =
+        molddiag({"calibrate", "--family", "zimage", "--op", "vae_decode",
+                  "--arch", "tiny", "--sizes", "64", "--write", path});
+    INFO(r.err);
+    CHECK(r.exit_code == 2);
+    CHECK_THAT(r.err, Catch::Contains("--write: ") && Catch::Contains(says) &&
+                          Catch::Contains("it is left as it is"));
+    CHECK(r.out.empty());  // nothing ran
+    std::ifstream back(path, std::ios::binary);
+    const std::string after((std::istreambuf_iterator<char>(back)),
+                            std::istreambuf_iterator<char>());
+    CHECK(after == content);
+  }
 }
 
 TEST_CASE("molddiag refuses numbers out of range, naming flag, value and range",

@@ -241,6 +241,25 @@ TEST_CASE("mold run failures are clear and exit with their codes",
     CHECK_THAT(r.err, Catch::Contains("not a directory"));
     CHECK_FALSE(r.err.find("terminate") != std::string::npos);
   }
+  SECTION("--tiny with --model-dir: refused, not one of them ignored") {
+    TempDir models;
+    const std::string says =
+        "--tiny runs seeded weights at the tiny architecture and reads no "
+        "model folder, but --model-dir " +
+        models.path() + " was given too";
+    const auto run = run_mold(tiny_args(out, {"--model-dir", models.path()}));
+    CHECK(run.exit_code == 2);
+    CHECK_THAT(run.err, Catch::Contains(says));
+    const auto serve = run_mold(
+        {"serve", "--tiny", "--model-dir", models.path(), "--port", "0"});
+    CHECK(serve.exit_code == 2);
+    CHECK_THAT(serve.err, Catch::Contains(says));
+    const auto leak = mold::test::run_molddiag(
+        {"leak", "z-image-turbo", "--tiny", "--model-dir", models.path()});
+    CHECK(leak.exit_code == 2);
+    CHECK_THAT(leak.err, Catch::Contains(says));
+    CHECK(fs::is_empty(out.path()));
+  }
   SECTION("a bad dtype") {
     const auto r = run_mold(tiny_args(out, {"--dtype", "int8"}));
     CHECK(r.exit_code == 2);

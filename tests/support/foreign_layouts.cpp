@@ -272,7 +272,8 @@ NamedTensors qwen25vl_mmproj(const Module& module) {
 void write_gguf(const std::filesystem::path& path, const std::string& arch,
                 const NamedTensors& tensors, bool q8) {
   GgufWriter writer;
-  writer.metadata_string("general.architecture", arch);
+  // stable-diffusion.cpp's converter writes no architecture at all.
+  if (!arch.empty()) writer.metadata_string("general.architecture", arch);
   for (const auto& [name, tensor] : tensors) {
     const at::Tensor t = tensor.to(at::kCPU, at::kFloat).contiguous();
     std::vector<std::uint64_t> dims;

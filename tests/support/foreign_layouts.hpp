@@ -34,7 +34,8 @@ NamedTensors llama_cpp_decoder(const Module& module, const std::string& model);
 /// Qwen2.5-VL's visual.* parameters as llama.cpp's mmproj stores them.
 NamedTensors qwen25vl_mmproj(const Module& module);
 
-/// Writes `tensors` as a GGUF file with general.architecture `arch`, every
+/// Writes `tensors` as a GGUF file with general.architecture `arch` (none
+/// when it is empty, as stable-diffusion.cpp's converter writes), every
 /// tensor F32 (or Q8_0 blocks for matrices whose rows are whole blocks,
 /// with `q8`).
 void write_gguf(const std::filesystem::path& path, const std::string& arch,

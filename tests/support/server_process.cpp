@@ -138,6 +138,15 @@ long long ServerProcess::rss() const {
   return resident * sysconf(_SC_PAGESIZE);
 }
 
+long long ServerProcess::peak_rss() const {
+  if (pid_ <= 0) return 0;
+  std::ifstream status("/proc/" + std::to_string(pid_) + "/status");
+  std::string line;
+  while (std::getline(status, line))
+    if (line.rfind("VmHWM:", 0) == 0) return std::stoll(line.substr(6)) * 1024;
+  return 0;
+}
+
 std::string raw_exchange(int port, const std::string& bytes, int timeout_ms,
                          int trickle, int pause_ms) {
   const int fd = socket(AF_INET, SOCK_STREAM, 0);

@@ -38,6 +38,8 @@ class ServerProcess {
   int stop(int seconds = 30);
   /// The resident set size of the server now (bytes; 0 when gone).
   long long rss() const;
+  /// The largest resident set it has had (VmHWM; bytes; 0 when gone).
+  long long peak_rss() const;
 
  private:
   TempDir dir_;

@@ -19,6 +19,7 @@
 #include <mold/runtime/module_component.hpp>
 #include <mold/runtime/png.hpp>
 #include <mold/tensor/checkpoint.hpp>
+#include <mold/tensor/gguf_file.hpp>
 #include <mold/tensor/safetensors.hpp>
 #include <nlohmann/json.hpp>
 
@@ -109,6 +110,31 @@ TEST_CASE(
                               c10::Device(c10::kCPU), at::kFloat);
     CHECK_FALSE(from_comfy->quantized().empty());
     check_identical(*from_diffusers, *from_comfy);
+  }
+
+  // As stable-diffusion.cpp's converter writes it: no architecture, ComfyUI's
+  // names with their prefix, the pad tokens as vectors [dim] (the model holds
+  // [1, dim]).
+  {
+    NamedTensors sd_cpp = mold::test::zimage_comfy_transformer(
+        *transformer, "model.diffusion_model.");
+    int flattened = 0;
+    for (auto& [name, t] : sd_cpp)
+      if (name == "model.diffusion_model.x_pad_token" ||
+          name == "model.diffusion_model.cap_pad_token") {
+        t = t.reshape({-1});
+        ++flattened;
+      }
+    REQUIRE(flattened == 2);
+    const fs::path file = root / "z_image_turbo-sd-cpp.gguf";
+    mold::test::write_gguf(file, "", sd_cpp);
+    REQUIRE(mold::GgufFile::open(file).find("general.architecture") == nullptr);
+    auto loaded = z.make_transformer(tiny);
+    CHECK(load_detected(*loaded, "zimage", components::kTransformer, {file}) ==
+          "comfyui");
+    check_identical(*transformer, *loaded);
+    CHECK(loaded->parameters().at("cap_pad_token").sizes() ==
+          transformer->parameters().at("cap_pad_token").sizes());
   }
 
   auto vae = z.make_vae("tiny", 3);

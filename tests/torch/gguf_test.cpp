@@ -14,6 +14,7 @@
 #include <mold/tensor/quantized_tensor.hpp>
 #include <random>
 #include <sstream>
+#include <tuple>
 
 #include "support/aten_for_tests.hpp"
 #include "support/gguf_writer.hpp"
@@ -193,6 +194,53 @@ TEST_CASE("the block sizes are the format's", "[gguf]") {
   CHECK(supported_ggml_types() ==
         "F32, F16, Q4_0, Q4_1, Q5_0, Q5_1, Q8_0, Q2_K, Q3_K, Q4_K, Q5_K, Q6_K, "
         "IQ4_NL, IQ4_XS and BF16");
+}
+
+TEST_CASE("GGUF types mold does not read parse, and are refused by name",
+          "[gguf]") {
+  // Block sizes of ggml-common.h's block_* structs.
+  const std::vector<
+      std::tuple<std::uint32_t, std::string, std::size_t, std::size_t>>
+      types = {{16, "IQ2_XXS", 256, 66}, {17, "IQ2_XS", 256, 74},
+               {18, "IQ3_XXS", 256, 98}, {19, "IQ1_S", 256, 50},
+               {21, "IQ3_S", 256, 110},  {22, "IQ2_S", 256, 82},
+               {29, "IQ1_M", 256, 56},   {34, "TQ1_0", 256, 54},
+               {35, "TQ2_0", 256, 66},   {39, "MXFP4", 32, 17},
+               {40, "NVFP4", 64, 36},    {41, "Q1_0", 128, 18},
+               {42, "Q2_0", 64, 18},     {24, "I8", 1, 1},
+               {28, "F64", 1, 8}};
+  TempDir dir;
+  for (const auto& [id, name, elements, bytes] : types) {
+    INFO(name);
+    const GgmlTypeInfo* info = ggml_type_info(id);
+    REQUIRE(info);
+    CHECK(info->name == name);
+    CHECK(info->block_elements == elements);
+    CHECK(info->block_bytes == bytes);
+    CHECK_FALSE(info->supported);
+    // The file opens (molddiag inspect lists it); reading the tensor names
+    // the type, the types mold reads and what to do.
+    GgufWriter w;
+    w.metadata_string("general.architecture", "z_image");
+    w.tensor("layers.0.w", {std::uint64_t(elements), 2}, id,
+             Block(2 * bytes, 0));
+    const std::string path = dir.path() + "/" + name + ".gguf";
+    w.write(path);
+    const GgufFile file = GgufFile::open(path);
+    CHECK_THROWS_WITH(
+        load_quantized(file, *file.tensor("layers.0.w"), at::kCPU),
+        Catch::Contains("tensor \"layers.0.w\" is " + name + " (ggml type " +
+                        std::to_string(id) +
+                        "), which mold does not read: it "
+                        "reads F32, F16, Q4_0") &&
+            Catch::Contains("convert the file to one of those"));
+    CHECK_THROWS_WITH(
+        dequantize_blocks(GgmlType(id), file.data(*file.tensor("layers.0.w")),
+                          elements, std::vector<float>(elements).data()),
+        Catch::Contains(name + " (ggml type"));
+  }
+  CHECK(ggml_type_name(31) == "Q4_0_4_4");
+  CHECK(ggml_type_name(99) == "type 99");
 }
 
 TEST_CASE("hand-built blocks give the values worked out by hand", "[gguf]") {
@@ -516,7 +564,11 @@ TEST_CASE("hostile GGUF files are refused naming what is wrong", "[gguf]") {
       {with(dims, u64(0)), "dimension of 0"},
       {with(dims, u64(1ull << 50)), "out of range"},
       {with(dims, u64(33)), "not a whole number of Q8_0 blocks"},
-      {with(type, {77, 0, 0, 0}), "unknown type id 77"},
+      {with(type, {77, 0, 0, 0}),
+       "has ggml type id 77, which no ggml type mold knows has (the newest it "
+       "knows is 42, Q2_0)"},
+      {with(type, {31, 0, 0, 0}),
+       "is Q4_0_4_4 (ggml type 31), a layout ggml removed from GGUF files"},
       {with(type + 4, u64(64)), "goes past the end"},
       {with(type + 4, u64(3)), "not a multiple of the alignment"},
       {std::vector<std::uint8_t>(good.begin(), good.end() - 10),

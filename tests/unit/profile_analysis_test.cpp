@@ -9,8 +9,10 @@
 #include <mold/profile/leak_analysis.hpp>
 #include <mold/profile/parity.hpp>
 #include <mold/profile/profile_report.hpp>
+#include <mold/profile/series_verdict.hpp>
 #include <mold/profile/trend.hpp>
 #include <nlohmann/json.hpp>
+#include <random>
 
 #include "support/planted_memory.hpp"
 
@@ -489,4 +491,56 @@ TEST_CASE(
   INFO(v.reason);
   CHECK(v.warmup == 4);  // the straight tail: 4 images
   CHECK(v.shape == SeriesShape::grows);
+}
+
+TEST_CASE(
+    "the change-point of a long series comes from prefix sums, in linear time, "
+    "and agrees with the direct fits",
+    "[profile][leak]") {
+  std::mt19937_64 random(11);
+  std::normal_distribution<double> noise(0, 4096);
+  // Each run's least-squares residual from prefix sums is fit_trend's.
+  std::vector<double> y(500);
+  for (std::size_t i = 0; i < y.size(); ++i)
+    y[i] = 3e9 + 1024.0 * double(i) * double(i % 7) + noise(random);
+  const SegmentLines lines(y);
+  for (const auto& [a, b] : std::vector<std::pair<std::size_t, std::size_t>>{
+           {0, 500}, {0, 3}, {17, 20}, {40, 333}, {250, 500}, {499, 500}}) {
+    INFO(a << ".." << b);
+    const std::vector<double> part(y.begin() + std::ptrdiff_t(a),
+                                   y.begin() + std::ptrdiff_t(b));
+    const Trend t = fit_trend(part);
+    double sse = 0;
+    for (std::size_t i = 0; i < part.size(); ++i) {
+      const double e = part[i] - (t.intercept + t.slope * double(i));
+      sse += e * e;
+    }
+    if (part.size() < 3) sse = 0;
+    CHECK(lines.sse(a, b) == Approx(sse).epsilon(1e-6).margin(1e-3));
+  }
+  // A planted bend: both ways find it, on series of several shapes.
+  for (const std::size_t n : {40, 300, 1500}) {
+    for (const std::size_t bend : {n / 10, n / 4, n / 3}) {
+      std::vector<double> s(n);
+      for (std::size_t i = 0; i < n; ++i)
+        s[i] = 1e9 +
+               (i < bend ? 65536.0 * double(i)
+                         : 65536.0 * double(bend) + 1024.0 * double(i - bend)) +
+               noise(random);
+      INFO(n << " images, bend at " << bend);
+      const int direct = change_point(s, int(n / 2), n);
+      const int prefix = change_point(s, int(n / 2), 0);
+      CHECK(prefix == direct);
+      CHECK(std::abs(direct - int(bend)) <= 1);
+    }
+  }
+  // 10^6 images: found, and fast enough to be judged at all (a quadratic
+  // search would take hours).
+  std::vector<double> big(1000000);
+  for (std::size_t i = 0; i < big.size(); ++i)
+    big[i] = 1e9 +
+             (i < 100000 ? 65536.0 * double(i)
+                         : 65536e5 + 1024.0 * double(i - 100000)) +
+             noise(random);
+  CHECK(std::abs(change_point(big, 500000) - 100000) <= 1);
 }

@@ -48,13 +48,11 @@ TEST_CASE("a scaled fp8 listing shows the layouts its weights only",
   const auto listing = listing_of({
       stored("scaled_fp8", "F8_E4M3", {0}),
       stored("l.weight", "F8_E4M3", {4, 8}),
-      stored("l.scale_weight", "F32", {}),
-      stored("l.scale_input", "F32", {}),
+      stored("l.scale_weight", "F32", {}), stored("l.scale_input", "F32", {}),
       stored("m.weight", "F8_E4M3", {4, 8}),
       stored("m.weight_scale", "F32", {4, 1}),
-      stored("m.comfy_quant", "U8", {27}),
-      stored("m.bias", "BF16", {4}),
-      stored("n.weight", "F8_E5M2", {2, 2}),
+      stored("m.comfy_quant", "U8", {27}), stored("m.bias", "BF16", {4}),
+      stored("n.weight", "BF16", {2, 2}),  // kept in bf16: no scale
   });
   REQUIRE_NOTHROW(listing.check_scales());
   CHECK(listing.tensors().size() == 4);
@@ -63,6 +61,47 @@ TEST_CASE("a scaled fp8 listing shows the layouts its weights only",
   CHECK(listing.scale_of(*listing.find("m.weight"))->name == "m.weight_scale");
   CHECK_FALSE(listing.scale_of(*listing.find("n.weight")));
   CHECK_FALSE(listing.find("l.scale_weight"));
+}
+
+TEST_CASE("a plain fp8 cast needs no scales; a scaled file needs all of them",
+          "[float8][layout]") {
+  // Every weight cast to fp8, no scale anywhere (ComfyUI's fp8_e4m3fn files).
+  const auto plain = listing_of({stored("l.weight", "F8_E4M3", {4, 8}),
+                                 stored("n.weight", "F8_E5M2", {2, 2})});
+  REQUIRE_NOTHROW(plain.check_scales());
+  CHECK_FALSE(plain.scale_of(*plain.find("n.weight")));
+  // One scale_weight missing: read unscaled, its values would be off by the
+  // scale; refused naming the weight and the scale it lacks.
+  const std::vector<std::pair<std::vector<mold::StoredTensor>, std::string>>
+      missing = {
+          {{stored("a.weight", "F8_E4M3", {4, 8}),
+            stored("a.scale_weight", "F32", {}),
+            stored("l.weight", "F8_E4M3", {4, 8})},
+           "1 other fp8 weight has one"},
+          {{stored("scaled_fp8", "F8_E4M3", {0}),
+            stored("l.weight", "F8_E5M2", {4, 8})},
+           "it has the scaled_fp8 marker"},
+          {{stored("a.weight", "F8_E4M3", {4, 8}),
+            stored("a.weight_scale", "F32", {4, 1}),
+            stored("b.weight", "F8_E4M3", {4, 8}),
+            stored("b.weight_scale", "F32", {}),
+            stored("l.weight", "F8_E4M3", {4, 8})},
+           "2 other fp8 weights have one"},
+      };
+  for (const auto& [tensors, says] : missing) {
+    INFO(says);
+    try {
+      listing_of(tensors).check_scales();
+      FAIL("accepted");
+    } catch (const mold::SafetensorsError& e) {
+      CHECK_THAT(e.what(),
+                 Catch::Contains("tensor 'l.weight' is F8_E") &&
+                     Catch::Contains("with no scale ('l.scale_weight' or "
+                                     "'l.weight_scale')") &&
+                     Catch::Contains(says) &&
+                     Catch::Contains("model_fp8_scaled.safetensors"));
+    }
+  }
 }
 
 TEST_CASE("scales mold cannot apply are refused by name", "[float8][layout]") {

@@ -19,6 +19,8 @@ enum ExitCode : int {
   kUndecided = 5,     ///< `leak`: the run is too short to tell a leak
   kCarried = 6,       ///< `parity`: memory carried in from earlier
                       ///< images makes a phase of image k peak higher
+  kDoesNotLoad = 7,   ///< `inspect`: read, but no component would load it
+                      ///< (missing, mis-shaped or unreadable tensors)
 };
 
 }  // namespace mold::tools

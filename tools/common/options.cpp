@@ -10,6 +10,8 @@
 #include <sstream>
 #include <utility>
 
+#include "mold/base/text.hpp"
+
 namespace po = boost::program_options;
 
 namespace mold::tools {
@@ -89,6 +91,16 @@ void add_ranged_real(po::options_description& options, const char* name,
   });
   const std::string text = fmt::format("{} ({} to {})", help, low, high);
   options.add_options()(name, value, text.c_str());
+}
+
+void refuse_tiny_with_model_dirs(bool tiny,
+                                 const std::vector<std::string>& model_dirs) {
+  if (!tiny || model_dirs.empty()) return;
+  throw UsageError(fmt::format(
+      "--tiny runs seeded weights at the tiny architecture and reads no model "
+      "folder, but --model-dir {} was given too: drop --tiny to run the "
+      "weights in that folder, or drop --model-dir",
+      mold::escape_control(model_dirs.front())));
 }
 
 void refuse_empty(const po::variables_map& vm,

@@ -64,6 +64,12 @@ void add_ranged_real(boost::program_options::options_description& options,
 void refuse_empty(const boost::program_options::variables_map& vm,
                   std::initializer_list<const char*> names);
 
+/// Refuses --tiny with --model-dir: the tiny architecture runs seeded weights
+/// and would read no folder given (the folder would be ignored without a word).
+/// A UsageError naming the folder and the two ways out.
+void refuse_tiny_with_model_dirs(bool tiny,
+                                 const std::vector<std::string>& model_dirs);
+
 /// Adds `--name` for a seed stored into `target`: a whole number from 0 to
 /// 2^64 - 1, read strictly ("-1" is refused, not wrapped to 2^64 - 1 as a plain
 /// unsigned option would).

@@ -63,6 +63,7 @@ void print_plan(std::ostream& out, const std::vector<PlanStep>& steps,
     for (const auto& p : s.resident)
       resident += (resident.empty() ? "" : ", ") + p;
     out << "  resident: " << (resident.empty() ? "none" : resident);
+    if (!s.note.empty()) out << "  (" << s.note << ")";
     if (!s.fits) out << "  DOES NOT FIT: " << s.problem;
     out << "\n";
     if (!s.estimate.source.empty())
@@ -108,6 +109,7 @@ nlohmann::json plan_json(const std::vector<PlanStep>& steps) {
                    {"parks", s.parked},
                    {"resident", s.resident},
                    {"fits", s.fits},
+                   {"note", s.note},
                    {"problem", s.problem}});
   return out;
 }

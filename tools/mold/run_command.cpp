@@ -101,6 +101,7 @@ tools::Parsed<RunRequest> parse_run_options(
   }
   const po::variables_map vm = tools::parse_args(args, options, &positional);
   r.backend_given = vm.count("backend") && !vm["backend"].defaulted();
+  tools::refuse_tiny_with_model_dirs(r.tiny, r.model_dirs);
   tools::refuse_empty(vm, {"dtype", "output", "backend", "host", "transformer",
                            "vae", "text-encoder", "mmproj"});
   for (const char* flag : {"transformer", "vae", "text-encoder", "mmproj"})

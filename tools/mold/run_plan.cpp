@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <map>
+#include <mold/plan/vae_settings.hpp>
 
 namespace mold_cli {
 
@@ -36,12 +37,29 @@ std::vector<PlanStep> simulate_plan(
     PlanStep step;
     step.phase = phase;
     step.estimate = phase.estimate ? *phase.estimate : estimate(phase.workload);
-    const mold::Bytes working = std::max(step.estimate.bytes, working_floor);
     const bool loaded =
         phase.component.empty() || std::find(resident.begin(), resident.end(),
                                              phase.component) != resident.end();
     step.component_bytes = loaded ? 0 : sizes[phase.component];
     step.free_before = available > held() ? available - held() : 0;
+    // What can be made free: all but the phase's own component parked.
+    mold::Bytes others = 0;
+    for (const auto& name : resident)
+      if (name != phase.component) others += sizes[name];
+    auto need_of = [&](const mold::Estimate& e) {
+      return std::max(e.bytes, working_floor) + step.component_bytes;
+    };
+    // A VAE phase whose whole does not fit runs as the ladder's bounded rung,
+    // as RunContext::run_phase asks for it.
+    if (!phase.estimate && available + others < held() + need_of(step.estimate))
+      if (const auto bounded = mold::bounded_vae_workload(phase.workload)) {
+        const mold::Estimate whole = step.estimate;
+        step.estimate = estimate(*bounded);
+        step.phase.workload = *bounded;
+        step.note = fmt::format("bounded: the whole needs {}",
+                                mold::format_bytes(need_of(whole)));
+      }
+    const mold::Bytes working = std::max(step.estimate.bytes, working_floor);
     const mold::Bytes need = working + step.component_bytes;
     // Park others, least recently used first, until the phase fits.
     for (auto it = resident.begin();

@@ -32,6 +32,8 @@ struct PlanStep {
   bool fits = true;
   /// Why not: "needs 3.1 GiB, at most 2.0 GiB can be made free".
   std::string problem;
+  /// How it runs when not as planned: "bounded: the whole needs 36.2 GiB".
+  std::string note;
 };
 
 /// The cache's decisions for one image from a cold start (nothing resident):

@@ -121,6 +121,7 @@ tools::Parsed<ServeRequest> parse(const std::vector<std::string>& args) {
     return parsed;
   }
   tools::parse_args(args, options);
+  tools::refuse_tiny_with_model_dirs(r.models.tiny, r.models.model_dirs);
   const auto body = mold::try_parse_bytes(r.max_body);
   if (!body || *body < 1024 || *body > (mold::Bytes(4) << 30))
     throw tools::UsageError(fmt::format(

@@ -17,6 +17,7 @@
 #include "commands/command_list.hpp"
 #include "commands/commands.hpp"
 #include "commands/doctor_options.hpp"
+#include "commands/inspect_options.hpp"
 #include "commands/run_component_options.hpp"
 #include "commands/tiling_options.hpp"
 #include "commands/vae_options.hpp"
@@ -48,7 +49,6 @@ int main(int argc, char** argv) {
       {"classify", molddiag::classify_command},
       {"report", molddiag::report_command},
       {"tokenize", molddiag::tokenize_command},
-      {"inspect", molddiag::inspect_command},
       // Their local and remote drivers hand the command to the twin
       // (commands/twin_drivers.cpp); the black-box driver runs here.
       {"leak", molddiag::leak_command},
@@ -73,6 +73,10 @@ int main(int argc, char** argv) {
       {"doctor",
        [](const Args& a) {
          return help_or_hand_to_twin(molddiag::parse_doctor_options(a));
+       }},
+      {"inspect",
+       [](const Args& a) {
+         return help_or_hand_to_twin(molddiag::parse_inspect_options(a));
        }},
   };
   mold::tools::remember_command_line(molddiag::kProgram, argv);

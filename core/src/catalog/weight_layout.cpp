@@ -81,6 +81,13 @@ void MappingBuilder::squeeze(const std::string& stored,
   mapping_.recipes.push_back(std::move(r));
 }
 
+void MappingBuilder::vector_as_row(const std::string& stored,
+                                   const std::string& target) {
+  copy(stored, target);
+  std::vector<std::int64_t>& shape = mapping_.recipes.back().shape;
+  if (shape.size() == 1) shape.insert(shape.begin(), 1);
+}
+
 void MappingBuilder::split_rows(const std::string& stored,
                                 const std::vector<std::string>& targets) {
   const StoredTensor& t = at(stored);

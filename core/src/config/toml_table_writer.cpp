@@ -1,6 +1,7 @@
 #include "mold/config/toml_table_writer.hpp"
 
 #include <fmt/format.h>
+#include <toml++/toml.h>
 
 #include <fstream>
 #include <sstream>
@@ -49,9 +50,19 @@ void replace_toml_table(const std::filesystem::path& file,
     lines.insert(lines.begin() + long(begin), replacement.begin(),
                  replacement.end());
   }
-  write_file_atomically(file, what, [&](std::ostream& out) {
-    for (const auto& l : lines) out << l << "\n";
-  });
+  std::string content;
+  for (const auto& l : lines) content += l + "\n";
+  // What is written must read back: a block that breaks the file is refused
+  // with the file untouched.
+  try {
+    (void)toml::parse(content, file.string());
+  } catch (const toml::parse_error& e) {
+    throw Error(fmt::format(
+        "{} {}: with the new [{}] table the file would not be valid TOML "
+        "(line {}: {}); it is left as it is",
+        what, file.string(), table, e.source().begin.line, e.description()));
+  }
+  write_file_atomically(file, what, [&](std::ostream& out) { out << content; });
 }
 
 }  // namespace mold

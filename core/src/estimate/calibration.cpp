@@ -253,11 +253,13 @@ void apply_or_start(std::vector<PixelLinearModel>& models, const fs::path& file,
 }
 
 // Reads one calibration file's tables into `models`, on top of those already
-// there.
-void read_file(const fs::path& file, std::vector<PixelLinearModel>& models,
-               std::vector<SequenceModel>& sequence_models) {
+// there. Returns its [meta] family ("" when it names none).
+std::string read_file(const fs::path& file,
+                      std::vector<PixelLinearModel>& models,
+                      std::vector<SequenceModel>& sequence_models) {
   const toml::table root = toml_reader::parse(file);
   int spatial_scale = 0;
+  std::string family;
   if (const toml::node* meta = root.get("meta")) {
     if (!meta->is_table())
       throw ConfigError(file, toml_reader::line_of(*meta), "meta",
@@ -266,6 +268,12 @@ void read_file(const fs::path& file, std::vector<PixelLinearModel>& models,
                                     {"family", "spatial_scale"});
     if (const toml::node* scale = meta->as_table()->get("spatial_scale"))
       spatial_scale = int(positive_number(file, *scale, "meta.spatial_scale"));
+    if (const toml::node* name = meta->as_table()->get("family")) {
+      if (!name->is_string())
+        throw ConfigError(file, toml_reader::line_of(*name), "meta.family",
+                          "must be a string, the family's name");
+      family = **name->as_string();
+    }
   }
   for (const auto& [op, op_node] : root) {
     if (op.str() == "meta") continue;
@@ -296,9 +304,23 @@ void read_file(const fs::path& file, std::vector<PixelLinearModel>& models,
   }
   if (spatial_scale > 0)
     for (auto& m : models) m.spatial_scale = spatial_scale;
+  return family;
 }
 
 }  // namespace
+
+void CalibrationFile::check_write_target(const fs::path& file,
+                                         const std::string& family) {
+  std::vector<PixelLinearModel> models;
+  std::vector<SequenceModel> sequence_models;
+  const std::string named = read_file(file, models, sequence_models);
+  if (!named.empty() && named != family)
+    throw ConfigError(
+        file, 0, "meta.family",
+        fmt::format("is \"{}\": this is the calibration file of the {} "
+                    "family, not of {}; give {}'s file",
+                    named, named, family, family));
+}
 
 double PixelLinearModel::bytes_per_pixel_at(double pixels) const {
   if (points.empty()) return bytes_per_pixel;
@@ -370,10 +392,15 @@ Estimate PixelLinearModel::estimate(const Workload& workload) const {
     // different times: the larger of the two.
     const double tokens = pixels / (double(spatial_scale) * spatial_scale);
     const double per_item = double(workload.batch) * double(workload.frames);
+    // In chunks (the bounded rung) the scores take at most the bound.
+    const double scores =
+        workload.attention_bound > 0
+            ? std::min(
+                  bytes_per_latent_score * tokens * tokens * double(element),
+                  double(workload.attention_bound))
+            : bytes_per_latent_score * tokens * tokens * double(element);
     const double attention =
-        (attention_fixed_bytes +
-         bytes_per_latent_score * tokens * tokens * double(element)) *
-        headroom * per_item;
+        (attention_fixed_bytes + scores) * headroom * per_item;
     if (attention > double(estimate.bytes)) {
       estimate.terms.clear();
       estimate.terms.emplace_back(

@@ -74,7 +74,8 @@ double robust_max(std::vector<double> ratios, double outlier) {
 bool same_shape(const Workload& a, const Workload& b) {
   return a.dtype == b.dtype && a.batch == b.batch && a.height == b.height &&
          a.width == b.width && a.frames == b.frames && a.tile == b.tile &&
-         a.tokens == b.tokens && a.images == b.images && a.threads == b.threads;
+         a.attention_bound == b.attention_bound && a.tokens == b.tokens &&
+         a.images == b.images && a.threads == b.threads;
 }
 
 Estimate learned_estimate(const Estimate& table, const Workload& workload,

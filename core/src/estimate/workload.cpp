@@ -5,6 +5,7 @@
 #include <array>
 #include <utility>
 
+#include "mold/base/bytes.hpp"
 #include "mold/base/error.hpp"
 #include "mold/catalog/arch_names.hpp"
 
@@ -55,6 +56,9 @@ std::string Workload::describe() const {
                                  backend, height, width, dtype, batch);
   if (frames != 1) text += fmt::format(", {} frames", frames);
   if (tile > 0) text += fmt::format(", tile {} latent", tile);
+  if (attention_bound > 0)
+    text += fmt::format(", attention in chunks of {}",
+                        format_bytes(attention_bound));
   if (tokens > 0) text += fmt::format(", {} tokens", tokens);
   if (arch != archs::kDefault) text += fmt::format(", arch {}", arch);
   if (threads != 1) text += fmt::format(", {} threads", threads);

@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 
 #include "mold/base/error.hpp"
+#include "mold/estimate/workload.hpp"
 
 namespace mold {
 
@@ -26,6 +27,16 @@ VaeMode parse_vae_mode(std::string_view text) {
     if (to_string(m) == text) return m;
   throw ParseError(fmt::format(
       "unknown mode '{}': use whole, bounded, tiled or ladder", text));
+}
+
+std::optional<Workload> bounded_vae_workload(const Workload& whole,
+                                             Bytes workspace_bound) {
+  if (whole.op != ops::kVaeDecode && whole.op != ops::kVaeEncode)
+    return std::nullopt;
+  if (whole.tile > 0 || whole.attention_bound > 0) return std::nullopt;
+  Workload bounded = whole;
+  bounded.attention_bound = workspace_bound;
+  return bounded;
 }
 
 }  // namespace mold

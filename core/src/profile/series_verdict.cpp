@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <cmath>
 #include <limits>
+#include <optional>
 
 namespace mold {
 
@@ -69,7 +70,38 @@ std::string to_string(SeriesShape shape) {
   return "?";
 }
 
-int change_point(const std::vector<double>& y, int max_index) {
+SegmentLines::SegmentLines(const std::vector<double>& y)
+    : sum_y_(y.size() + 1, 0),
+      sum_yy_(y.size() + 1, 0),
+      sum_iy_(y.size() + 1, 0) {
+  long double mean = 0;
+  for (double v : y) mean += v;
+  if (!y.empty()) mean /= (long double)y.size();
+  for (std::size_t i = 0; i < y.size(); ++i) {
+    const long double v = (long double)y[i] - mean;
+    sum_y_[i + 1] = sum_y_[i] + v;
+    sum_yy_[i + 1] = sum_yy_[i] + v * v;
+    sum_iy_[i + 1] = sum_iy_[i] + (long double)i * v;
+  }
+}
+
+double SegmentLines::sse(std::size_t a, std::size_t b) const {
+  if (b < a + 3) return 0;
+  const long double n = (long double)(b - a);
+  const long double sy = sum_y_[b] - sum_y_[a];
+  const long double syy = sum_yy_[b] - sum_yy_[a];
+  // x = i - a over the run: sum x = n(n-1)/2, centred sum of squares
+  // n(n^2-1)/12.
+  const long double sxy = (sum_iy_[b] - sum_iy_[a]) - (long double)a * sy;
+  const long double mean_x = (n - 1) / 2;
+  const long double cxx = n * (n * n - 1) / 12;
+  const long double cxy = sxy - mean_x * sy;
+  const long double cyy = syy - sy * sy / n;
+  return double(std::max<long double>(0, cyy - cxy * cxy / cxx));
+}
+
+int change_point(const std::vector<double>& y, int max_index,
+                 std::size_t direct_up_to) {
   const int n = int(y.size());
   max_index = std::min(max_index, n - 3);
   if (max_index <= 0) return 0;
@@ -78,9 +110,14 @@ int change_point(const std::vector<double>& y, int max_index) {
   // a floor of 64 bytes of deviation per point so that series exact to the
   // byte do not divide by zero (ties go to the earlier split).
   const double floor = double(n) * 64.0 * 64.0;
+  std::optional<SegmentLines> lines;
+  if (y.size() > direct_up_to) lines.emplace(y);
+  auto segment_sse = [&](std::size_t a, std::size_t b) {
+    return lines ? lines->sse(a, b) : line_sse(y, a, b);
+  };
   auto cost = [&](int w) {
-    const double sse = line_sse(y, 0, std::size_t(w)) +
-                       line_sse(y, std::size_t(w), std::size_t(n));
+    const double sse = segment_sse(0, std::size_t(w)) +
+                       segment_sse(std::size_t(w), std::size_t(n));
     const int k = w == 0 ? 2 : 2 + std::min(w, 2) + 1;
     return double(n) * std::log((sse + floor) / double(n)) +
            double(k) * std::log(double(n));

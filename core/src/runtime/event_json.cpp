@@ -66,6 +66,7 @@ Json workload_object(const Workload& w) {
               {"threads", w.threads}, {"quantized", w.quantized}};
   if (w.frames != 1) out["frames"] = w.frames;
   if (w.tile != 0) out["tile"] = w.tile;
+  if (w.attention_bound != 0) out["attention_bound"] = w.attention_bound;
   if (!w.images.empty()) {
     Json images = Json::array();
     for (const ImageSize& image : w.images)
@@ -202,6 +203,8 @@ Workload parse_workload_object(const Json& w) {
                                          out.frames, kMaxFrames));
   }
   out.tile = int_field<int>(w, "tile", "workload", false);
+  out.attention_bound =
+      int_field<std::uint64_t>(w, "attention_bound", "workload", false);
   if (w.contains("images")) {
     const Json& images = w["images"];
     if (!images.is_array() || images.size() > std::size_t(kMaxInputImages))

@@ -19,7 +19,10 @@ namespace {
 constexpr std::size_t kQK = 32;    // elements of a Q4_0 .. Q8_0 block
 constexpr std::size_t kQKK = 256;  // elements of a K-quant super-block
 
-constexpr std::array<GgmlTypeInfo, 17> kTypes = {{
+// Block sizes from ggml-common.h's block_* structs; a type mold does not
+// dequantize is still listed so that a file holding it parses (molddiag
+// inspect counts it) and the refusal can name it.
+constexpr std::array<GgmlTypeInfo, 35> kTypes = {{
     {GgmlType::f32, "F32", 1, 4, true},
     {GgmlType::f16, "F16", 1, 2, true},
     {GgmlType::q4_0, "Q4_0", kQK, 2 + 16, true},
@@ -34,10 +37,51 @@ constexpr std::array<GgmlTypeInfo, 17> kTypes = {{
     {GgmlType::q5_k, "Q5_K", kQKK, 2 + 2 + 12 + 32 + 128, true},
     {GgmlType::q6_k, "Q6_K", kQKK, 128 + 64 + 16 + 2, true},
     {GgmlType::q8_k, "Q8_K", kQKK, 4 + 256 + 32, false},
+    {GgmlType::iq2_xxs, "IQ2_XXS", kQKK, 2 + 64, false},
+    {GgmlType::iq2_xs, "IQ2_XS", kQKK, 2 + 64 + 8, false},
+    {GgmlType::iq3_xxs, "IQ3_XXS", kQKK, 2 + 96, false},
+    {GgmlType::iq1_s, "IQ1_S", kQKK, 2 + 32 + 16, false},
     {GgmlType::iq4_nl, "IQ4_NL", kQK, 2 + 16, true},
+    {GgmlType::iq3_s, "IQ3_S", kQKK, 2 + 64 + 8 + 32 + 4, false},
+    {GgmlType::iq2_s, "IQ2_S", kQKK, 2 + 64 + 8 + 8, false},
     {GgmlType::iq4_xs, "IQ4_XS", kQKK, 2 + 2 + 4 + 128, true},
+    {GgmlType::i8, "I8", 1, 1, false},
+    {GgmlType::i16, "I16", 1, 2, false},
+    {GgmlType::i32, "I32", 1, 4, false},
+    {GgmlType::i64, "I64", 1, 8, false},
+    {GgmlType::f64, "F64", 1, 8, false},
+    {GgmlType::iq1_m, "IQ1_M", kQKK, 32 + 16 + 8, false},
     {GgmlType::bf16, "BF16", 1, 2, true},
+    {GgmlType::tq1_0, "TQ1_0", kQKK, 48 + 4 + 2, false},
+    {GgmlType::tq2_0, "TQ2_0", kQKK, 64 + 2, false},
+    {GgmlType::mxfp4, "MXFP4", kQK, 1 + 16, false},
+    {GgmlType::nvfp4, "NVFP4", 64, 4 + 32, false},
+    {GgmlType::q1_0, "Q1_0", 128, 2 + 16, false},
+    {GgmlType::q2_0, "Q2_0", 64, 2 + 16, false},
 }};
+
+/// Ids ggml defined once and removed from GGUF files (ggml.h keeps them as
+/// comments): a file holding one predates the removal.
+struct RemovedGgmlType {
+  std::uint32_t id;
+  std::string_view name;
+};
+constexpr std::array<RemovedGgmlType, 8> kRemovedTypes = {{
+    {4, "Q4_2"},
+    {5, "Q4_3"},
+    {31, "Q4_0_4_4"},
+    {32, "Q4_0_4_8"},
+    {33, "Q4_0_8_8"},
+    {36, "IQ4_NL_4_4"},
+    {37, "IQ4_NL_4_8"},
+    {38, "IQ4_NL_8_8"},
+}};
+
+const RemovedGgmlType* removed_ggml_type(std::uint32_t id) {
+  for (const auto& removed : kRemovedTypes)
+    if (removed.id == id) return &removed;
+  return nullptr;
+}
 
 std::uint16_t u16(const std::uint8_t* p) {
   return std::uint16_t(p[0] | (p[1] << 8));
@@ -275,8 +319,31 @@ const GgmlTypeInfo* ggml_type_info(std::uint32_t id) {
 }
 
 std::string ggml_type_name(std::uint32_t id) {
-  const GgmlTypeInfo* info = ggml_type_info(id);
-  return info ? std::string(info->name) : fmt::format("type {}", id);
+  if (const GgmlTypeInfo* info = ggml_type_info(id))
+    return std::string(info->name);
+  if (const RemovedGgmlType* removed = removed_ggml_type(id))
+    return std::string(removed->name);
+  return fmt::format("type {}", id);
+}
+
+std::string unreadable_ggml_type(std::uint32_t id) {
+  if (const GgmlTypeInfo* info = ggml_type_info(id))
+    return fmt::format(
+        "is {} (ggml type {}), which mold does not read: it reads {}; "
+        "convert the file to one of those (a GGUF converter's --type, e.g. "
+        "Q4_K or Q8_0)",
+        info->name, id, supported_ggml_types());
+  if (const RemovedGgmlType* removed = removed_ggml_type(id))
+    return fmt::format(
+        "is {} (ggml type {}), a layout ggml removed from GGUF files: convert "
+        "the original weights again with a current converter (mold reads {})",
+        removed->name, id, supported_ggml_types());
+  return fmt::format(
+      "has ggml type id {}, which no ggml type mold knows has (the newest it "
+      "knows is {}, {}): a newer converter wrote it, or the file is damaged; "
+      "mold reads {}",
+      id, std::uint32_t(kTypes.back().type), kTypes.back().name,
+      supported_ggml_types());
 }
 
 std::string supported_ggml_types() {
@@ -338,9 +405,9 @@ void dequantize_blocks(GgmlType type, const std::uint8_t* blocks,
                        std::size_t elements, float* out) {
   const GgmlTypeInfo* info = ggml_type_info(std::uint32_t(type));
   if (!info || !info->supported)
-    throw InvalidArgument(fmt::format("cannot dequantize {}: mold reads {}",
-                                      ggml_type_name(std::uint32_t(type)),
-                                      supported_ggml_types()));
+    throw InvalidArgument(
+        fmt::format("cannot dequantize: the data {}",
+                    unreadable_ggml_type(std::uint32_t(type))));
   if (elements % info->block_elements)
     throw InvalidArgument(
         fmt::format("{} elements are not a whole number of {} blocks ({} each)",

@@ -272,8 +272,8 @@ GgufFile GgufFile::open(const std::filesystem::path& path) {
     t.offset = r.number<std::uint64_t>("a tensor's offset");
     const GgmlTypeInfo* type = ggml_type_info(t.type);
     if (!type)
-      r.fail(fmt::format("tensor \"{}\" has an unknown type id {}", shown,
-                         t.type));
+      r.fail(
+          fmt::format("tensor \"{}\" {}", shown, unreadable_ggml_type(t.type)));
     if (t.dims[0] % type->block_elements)
       r.fail(
           fmt::format("tensor \"{}\": its innermost dimension {} is not a "

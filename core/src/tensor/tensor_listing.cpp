@@ -98,6 +98,39 @@ void TensorListing::check_scales() const {
                                 list_text(t.shape), weight->name,
                                 list_text(weight->shape), instead));
   }
+  // A scaled fp8 file (a scale beside some fp8 weight, or the scaled_fp8
+  // marker) scales every fp8 weight: one without its scale would load with its
+  // raw fp8 values, a wrong image without a word. A plain fp8 cast (no scale
+  // anywhere) is read as it is.
+  std::size_t fp8_scaled = 0;
+  for (const auto& [weight, scale] : scale_of_weight)
+    fp8_scaled += float8_format(find(weight)->type) ? 1 : 0;
+  const bool marked = std::any_of(
+      companions_.begin(), companions_.end(), [](const auto& companion) {
+        const auto c = weight_companion(companion.first);
+        return c && c->weight.empty();
+      });
+  if (fp8_scaled == 0 && !marked) return;
+  for (const auto& t : tensors_) {
+    if (t.gguf || !float8_format(t.type) || scale_of_weight.count(t.name))
+      continue;
+    const std::string layer = ends_with(t.name, ".weight")
+                                  ? t.name.substr(0, t.name.size() - 7)
+                                  : t.name;
+    throw fail(
+        t, fmt::format("is {} with no scale ('{}.scale_weight' or "
+                       "'{}.weight_scale'), though this is a scaled fp8 file "
+                       "({}): read unscaled it would give a wrong image. The "
+                       "file is incomplete or was converted wrongly: convert "
+                       "it again, or {}",
+                       t.type, layer, layer,
+                       fp8_scaled
+                           ? fmt::format("{} other fp8 weight{} {} one",
+                                         fp8_scaled, fp8_scaled == 1 ? "" : "s",
+                                         fp8_scaled == 1 ? "has" : "have")
+                           : std::string("it has the scaled_fp8 marker"),
+                       instead));
+  }
 }
 
 void TensorListing::add_safetensors(

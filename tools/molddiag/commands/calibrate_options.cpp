@@ -6,8 +6,10 @@
 
 #include <algorithm>
 #include <filesystem>
+#include <mold/base/error.hpp>
 #include <mold/base/file_io.hpp>
 #include <mold/catalog/arch_names.hpp>
+#include <mold/estimate/calibration.hpp>
 #include <mold/estimate/workload.hpp>
 #include <sstream>
 
@@ -308,6 +310,17 @@ tools::Parsed<CalibrateRequest> parse_calibrate_options(
               ? fmt::format("--write {}: no such calibration file", r.write)
               : fmt::format("--write {} is {}, not a calibration file", r.write,
                             type));
+    // A binary or foreign file is refused before anything runs, and left as
+    // it is (the table is written atomically, after the run, into a file that
+    // passed this check).
+    try {
+      mold::CalibrationFile::check_write_target(r.write, r.family);
+    } catch (const mold::ConfigError& e) {
+      throw tools::UsageError(fmt::format(
+          "--write: {}; it is left as it is. Give a calibration file (the "
+          "plugin's calibration.toml, or a copy of it)",
+          e.what()));
+    }
   }
   return parsed;
 }

@@ -1,7 +1,8 @@
-// molddiag inspect: what a checkpoint file holds, without libtorch and
-// without reading a tensor: its tensors by type and bytes, and for every
-// family's component whose layout it matches, the layout and what mold would
-// convert, or why it does not fit.
+// molddiag inspect: what a checkpoint file holds, without reading a tensor:
+// its tensors by type and bytes, and for every family's component whose
+// layout it matches, the layout, what mold would convert, and, against that
+// component declared at --arch (shapes only, no memory), every tensor missing,
+// mis-shaped, of a type mold does not read, or unexpected.
 
 #include <fmt/format.h>
 
@@ -11,8 +12,14 @@
 #include <mold/base/error.hpp>
 #include <mold/base/text.hpp>
 #include <mold/catalog/components.hpp>
+#include <mold/catalog/model_family.hpp>
 #include <mold/catalog/weight_layout.hpp>
+#include <mold/model/denoiser.hpp>
+#include <mold/model/module.hpp>
+#include <mold/model/text_encoder.hpp>
+#include <mold/model/vae.hpp>
 #include <mold/plugin/registry.hpp>
+#include <mold/tensor/ggml_quant.hpp>
 #include <mold/tensor/tensor_listing.hpp>
 #include <nlohmann/json.hpp>
 
@@ -20,20 +27,17 @@
 #include "common/exit_codes.hpp"
 #include "common/host.hpp"
 #include "common/json_output.hpp"
-#include "common/options.hpp"
+#include "inspect_options.hpp"
 
-namespace po = boost::program_options;
 namespace tools = mold::tools;
 
 namespace molddiag {
 
 namespace {
 
-struct InspectRequest {
-  tools::HostOptions host;
-  std::vector<std::string> files;
-  bool json = false;
-};
+/// Names listed in the text report per kind of problem (JSON: kJsonNames).
+constexpr std::size_t kTextNames = 5;
+constexpr std::size_t kJsonNames = 100;
 
 struct TypeTotal {
   std::size_t tensors = 0;
@@ -45,42 +49,25 @@ struct Fit {
   std::size_t parameters = 0, dropped = 0;
   std::vector<std::pair<std::string, std::string>> implies;
   std::string missing_hint;
+  /// Against the component at the request's arch (when it could be built).
+  std::optional<mold::LoadComparison> check;
+  std::string model;  ///< "the zimage transformer (default)"
 };
 
-tools::Parsed<InspectRequest> parse(const std::vector<std::string>& args) {
-  tools::Parsed<InspectRequest> parsed;
-  InspectRequest& r = parsed.request;
-  po::options_description options(
-      "molddiag inspect FILE [FILE ...] [options]\n\n"
-      "What a checkpoint holds, read from its header alone (a .safetensors "
-      "file,\n"
-      "a .gguf, a folder of shards; several files are one checkpoint, as a "
-      "text GGUF\n"
-      "and its mmproj): its tensors by type and bytes, and which family's "
-      "component\n"
-      "it fits, in which layout (docs/models.md), with what mold converts "
-      "on load.\n"
-      "Exit: 0 read (whether or not it fits); 1 a file that is not a "
-      "checkpoint;\n"
-      "2 usage error.\n\n"
-      "options");
-  options.add_options()("help,h", "this help")(
-      "file", po::value(&r.files)->composing()->required(),
-      "the checkpoint's file(s)")("json", po::bool_switch(&r.json),
-                                  "print JSON (fields in docs/molddiag.md)");
-  tools::add_host_options(options, r.host);
-  po::positional_options_description positional;
-  positional.add("file", -1);
-  if (tools::wants_help(args)) {
-    parsed.help = tools::help_text(options);
-    return parsed;
-  }
-  tools::parse_args(args, options, &positional);
-  return parsed;
+std::unique_ptr<mold::Module> declare_component(const mold::ModelFamily& family,
+                                                const std::string& component,
+                                                const std::string& arch) {
+  const mold::ArchSpec spec = mold::ArchSpec::parse(arch);
+  if (component == mold::components::kTransformer)
+    return family.make_transformer(spec);
+  if (component == mold::components::kTextEncoder)
+    return family.make_text_encoder(spec);
+  return family.make_vae(arch, 0);  // seeded: the factory takes a seed
 }
 
 std::vector<Fit> fits(const mold::Registry& registry,
-                      const mold::TensorListing& listing) {
+                      const mold::TensorListing& listing,
+                      const std::string& arch) {
   std::vector<Fit> out;
   for (const mold::ModelFamily* family : registry.families())
     for (const char* component :
@@ -100,6 +87,9 @@ std::vector<Fit> fits(const mold::Registry& registry,
         fit.dropped = mapping->dropped.size();
         fit.implies = mapping->implies;
         fit.missing_hint = mapping->missing_hint;
+        const auto module = declare_component(*family, component, arch);
+        fit.model = module->describe();
+        fit.check = module->compare(listing, *mapping);
       } catch (const mold::Error& e) {
         fit.problem = e.what();
       }
@@ -108,10 +98,82 @@ std::vector<Fit> fits(const mold::Registry& registry,
   return out;
 }
 
+nlohmann::json first_names(const std::vector<std::string>& names) {
+  nlohmann::json list = nlohmann::json::array();
+  for (std::size_t i = 0; i < names.size() && i < kJsonNames; ++i)
+    list.push_back(names[i]);
+  return list;
+}
+
+nlohmann::json check_json(const mold::LoadComparison& c) {
+  nlohmann::json misshaped = nlohmann::json::array();
+  for (std::size_t i = 0; i < c.misshaped.size() && i < kJsonNames; ++i)
+    misshaped.push_back({{"parameter", c.misshaped[i].parameter},
+                         {"tensor", c.misshaped[i].source},
+                         {"shape", c.misshaped[i].shape},
+                         {"expected", c.misshaped[i].expected}});
+  nlohmann::json unreadable = nlohmann::json::array();
+  for (std::size_t i = 0; i < c.unreadable.size() && i < kJsonNames; ++i)
+    unreadable.push_back(
+        {{"tensor", c.unreadable[i].first},
+         {"type", mold::ggml_type_name(c.unreadable[i].second)}});
+  return {{"loads", c.loads()},
+          {"missing_count", c.missing.size()},
+          {"missing", first_names(c.missing)},
+          {"misshaped_count", c.misshaped.size()},
+          {"misshaped", misshaped},
+          {"unreadable_count", c.unreadable.size()},
+          {"unreadable", unreadable},
+          {"unexpected_count", c.unexpected.size()},
+          {"unexpected", first_names(c.unexpected)}};
+}
+
+/// "3 missing: 'a', 'b', 'c'" lines of one kind, the first kTextNames.
+template <class Item, class Show>
+void print_kind(const std::vector<Item>& items, const char* kind, Show show) {
+  if (items.empty()) return;
+  std::cout << fmt::format("  {} {}:", items.size(), kind);
+  for (std::size_t i = 0; i < items.size() && i < kTextNames; ++i)
+    std::cout << (i ? ", " : " ") << show(items[i]);
+  if (items.size() > kTextNames)
+    std::cout << fmt::format(", and {} more", items.size() - kTextNames);
+  std::cout << "\n";
+}
+
+void print_check(const Fit& f, const std::string& arch) {
+  const mold::LoadComparison& c = *f.check;
+  if (c.loads() && c.unexpected.empty()) {
+    std::cout << fmt::format(
+        "  loads: every tensor of {} is there, in its "
+        "shape\n",
+        f.model);
+    return;
+  }
+  std::cout << fmt::format(
+      "  {} {}:\n", c.loads() ? "loads (with warnings) as" : "does not load as",
+      f.model);
+  auto quoted = [](const std::string& name) {
+    return "'" + mold::escape_control(name) + "'";
+  };
+  print_kind(c.missing, "missing", quoted);
+  print_kind(c.misshaped, "mis-shaped", [&](const auto& m) {
+    return fmt::format("{} is {}, expected {}", quoted(m.source),
+                       mold::list_text(m.shape), mold::list_text(m.expected));
+  });
+  print_kind(c.unreadable, "of a type mold does not read", [&](const auto& u) {
+    return fmt::format("{} ({})", quoted(u.first),
+                       mold::ggml_type_name(u.second));
+  });
+  print_kind(c.unexpected, "unexpected (ignored on load)", quoted);
+  if (!c.misshaped.empty() && arch == mold::archs::kDefault)
+    std::cout << "  (checked against the published architecture: a smaller "
+                 "file may be a tiny one, --arch tiny)\n";
+}
+
 }  // namespace
 
 int inspect_command(const std::vector<std::string>& args) {
-  const auto parsed = parse(args);
+  const auto parsed = parse_inspect_options(args);
   if (parsed.help) {
     std::cout << *parsed.help;
     return tools::kOk;
@@ -136,7 +198,10 @@ int inspect_command(const std::vector<std::string>& args) {
   for (const auto& t : listing.tensors())
     if (listing.scale_of(t)) ++scaled;
   const std::size_t companions = listing.companions().size();
-  const std::vector<Fit> found = fits(*host.registry, listing);
+  const std::vector<Fit> found = fits(*host.registry, listing, request.arch);
+  bool loads = false;
+  for (const auto& f : found) loads = loads || (f.check && f.check->loads());
+  const int exit_code = loads ? tools::kOk : tools::kDoesNotLoad;
   if (request.json) {
     nlohmann::json by_type = nlohmann::json::object();
     for (const auto& [type, total] : types)
@@ -154,7 +219,9 @@ int inspect_command(const std::vector<std::string>& args) {
            {"parameters", f.parameters},
            {"dropped", f.dropped},
            {"implies", implies},
-           {"missing", f.missing_hint},
+           {"missing_hint", f.missing_hint},
+           {"model", f.model},
+           {"check", f.check ? check_json(*f.check) : nlohmann::json(nullptr)},
            {"problem", f.problem}});
     }
     std::vector<std::string> files;
@@ -171,8 +238,10 @@ int inspect_command(const std::vector<std::string>& args) {
          {"largest", largest ? nlohmann::json{{"name", largest->name},
                                               {"bytes", largest->bytes}}
                              : nlohmann::json(nullptr)},
+         {"arch", request.arch},
+         {"loads", loads},
          {"fits", fit_list}});
-    return tools::kOk;
+    return exit_code;
   }
   std::cout << fmt::format("{}: {} tensors, {}\n", listing.describe(),
                            listing.tensors().size(),
@@ -213,10 +282,11 @@ int inspect_command(const std::vector<std::string>& args) {
     for (const auto& [key, value] : f.implies)
       std::cout << fmt::format(", implies {} = {}", key, value);
     std::cout << "\n";
-    if (!f.missing_hint.empty())
-      std::cout << fmt::format("  missing: {}\n", f.missing_hint);
+    if (f.check) print_check(f, request.arch);
+    if (!f.missing_hint.empty() && f.check && !f.check->missing.empty())
+      std::cout << fmt::format("  {}\n", f.missing_hint);
   }
-  return tools::kOk;
+  return exit_code;
 }
 
 }  // namespace molddiag

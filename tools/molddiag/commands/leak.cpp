@@ -138,6 +138,7 @@ tools::Parsed<ProfileRequest> parse(const std::vector<std::string>& args,
     return parsed;
   }
   tools::parse_args(args, options, &positional);
+  tools::refuse_tiny_with_model_dirs(r.run.tiny, r.run.model_dirs);
   {
     // The images' seeds, seed .. seed + images - 1, and the settings' ranges.
     mold::GenerateSettings all = r.run.generate;

@@ -3,6 +3,7 @@
 // with seeded weights or a checkpoint, writing safetensors: what a user
 // debugging a model, and a parity check against reference code, needs.
 
+#include <ATen/core/grad_mode.h>
 #include <fmt/format.h>
 
 #include <chrono>

@@ -1,6 +1,7 @@
 #include "mold/model/module.hpp"
 
 #include <ATen/CPUGeneratorImpl.h>
+#include <ATen/core/grad_mode.h>
 #include <fmt/format.h>
 
 #include <algorithm>
@@ -274,6 +275,38 @@ Bytes Module::loaded_bytes(const TensorListing& listing,
   return total;
 }
 
+LoadComparison Module::compare(const TensorListing& listing,
+                               const LayoutMapping& mapping) const {
+  LoadComparison c;
+  for (const auto& [name, t] : params_) {
+    const TensorRecipe* recipe = mapping.recipe(name);
+    if (!recipe) {
+      c.missing.push_back(mapping.prefix + name);
+      continue;
+    }
+    if (at::IntArrayRef(recipe->shape) != t.sizes())
+      c.misshaped.push_back(
+          {name, recipe->sources.front(),
+           recipe->op == TensorOp::copy &&
+               recipe->sources.front() == mapping.prefix + name,
+           recipe->shape, t.sizes().vec()});
+    for (const auto& source : recipe->sources) {
+      const StoredTensor& stored = *listing.find(source);
+      if (!stored.gguf) continue;
+      const GgmlTypeInfo* type = ggml_type_info(stored.ggml_type);
+      if (!type || !type->supported)
+        c.unreadable.push_back({stored.name, stored.ggml_type});
+    }
+  }
+  for (const auto& recipe : mapping.recipes)
+    if (!params_.count(recipe.target) && !unused_tensor(recipe.target) &&
+        !unused_tensor(recipe.sources.front()))
+      c.unexpected.push_back(recipe.sources.front());
+  for (const auto& name : mapping.unmapped)
+    if (!unused_tensor(name)) c.unexpected.push_back(name);
+  return c;
+}
+
 LoadReport Module::check_load(const TensorListing& listing,
                               const LayoutMapping& mapping,
                               const std::string& origin,
@@ -290,13 +323,11 @@ LoadReport Module::check_load(const TensorListing& listing,
   // Every check first: nothing is allocated for a checkpoint that cannot load.
   // Missing tensors first: they say "another model" more clearly than a
   // shape does.
-  std::vector<std::string> missing;
-  for (const auto& [name, t] : params_)
-    if (!mapping.recipe(name)) missing.push_back(mapping.prefix + name);
-  if (!missing.empty()) {
+  const LoadComparison c = compare(listing, mapping);
+  if (!c.missing.empty()) {
     std::string some;
-    for (std::size_t i = 0; i < missing.size() && i < 3; ++i)
-      some += (i ? "', '" : "") + missing[i];
+    for (std::size_t i = 0; i < c.missing.size() && i < 3; ++i)
+      some += (i ? "', '" : "") + c.missing[i];
     std::string advice =
         foreign ? "is the file of this model?"
         : gguf_only
@@ -309,48 +340,30 @@ LoadReport Module::check_load(const TensorListing& listing,
     fail(
         fmt::format("{}: {} of the {} tensors of the {} {} missing, e.g. "
                     "'{}'; {}",
-                    where, missing.size(), params_.size(), describe(),
-                    missing.size() == 1 ? "is" : "are", some, advice));
+                    where, c.missing.size(), params_.size(), describe(),
+                    c.missing.size() == 1 ? "is" : "are", some, advice));
   }
-  for (const auto& [name, t] : params_) {
-    const TensorRecipe& recipe = *mapping.recipe(name);
-    if (at::IntArrayRef(recipe.shape) == t.sizes()) continue;
-    if (recipe.op == TensorOp::copy &&
-        recipe.sources.front() == mapping.prefix + name)
+  if (!c.misshaped.empty()) {
+    const auto& m = c.misshaped.front();
+    if (m.stored_as_named)
       fail(
           fmt::format("{}: tensor '{}' has shape {}, the {} expects {}; is "
                       "the checkpoint for this model and config?",
-                      where, recipe.sources.front(), shape_text(recipe.shape),
-                      describe(), shape_text(t.sizes())));
-    fail(fmt::format(
-        "{}: '{}', made from '{}', has shape {}, the {} expects "
-        "{}; is the file for this model and config?",
-        where, name, recipe.sources.front(), shape_text(recipe.shape),
-        describe(), shape_text(t.sizes())));
+                      where, m.source, shape_text(m.shape), describe(),
+                      shape_text(m.expected)));
+    fail(
+        fmt::format("{}: '{}', made from '{}', has shape {}, the {} expects "
+                    "{}; is the file for this model and config?",
+                    where, m.parameter, m.source, shape_text(m.shape),
+                    describe(), shape_text(m.expected)));
   }
-  for (const auto& [name, t] : params_)
-    for (const auto& source : mapping.recipe(name)->sources) {
-      const StoredTensor& stored = *listing.find(source);
-      if (!stored.gguf) continue;
-      const GgmlTypeInfo* type = ggml_type_info(stored.ggml_type);
-      if (!type || !type->supported)
-        fail(
-            fmt::format("{}: tensor '{}' is {}, which mold cannot dequantize "
-                        "(it reads {})",
-                        origin, stored.name, ggml_type_name(stored.ggml_type),
-                        supported_ggml_types()));
-    }
+  if (!c.unreadable.empty())
+    fail(fmt::format("{}: tensor '{}' {}", origin, c.unreadable.front().first,
+                     unreadable_ggml_type(c.unreadable.front().second)));
   LoadReport report;
-  auto unexpected = [&](const std::string& name) {
-    if (report.unexpected.size() < 50) report.unexpected.push_back(name);
-    ++report.unexpected_count;
-  };
-  for (const auto& recipe : mapping.recipes)
-    if (!params_.count(recipe.target) && !unused_tensor(recipe.target) &&
-        !unused_tensor(recipe.sources.front()))
-      unexpected(recipe.sources.front());
-  for (const auto& name : mapping.unmapped)
-    if (!unused_tensor(name)) unexpected(name);
+  report.unexpected_count = c.unexpected.size();
+  for (std::size_t i = 0; i < c.unexpected.size() && i < 50; ++i)
+    report.unexpected.push_back(c.unexpected[i]);
   if (options.strict && report.unexpected_count)
     fail(fmt::format("{}: {}", origin, report.warning()));
   return report;

@@ -201,7 +201,7 @@ GeneratedImage DiffusionPipeline::vae_decode(const PlannedPhase& phase,
     job.op = std::string(ops::kVaeDecode);
     job.mode = VaeMode::ladder;
     job.dtype = options_.dtype;
-    job.predict = arch_ == archs::kDefault;
+    job.predict = arch_ != archs::kConfig;  // the built-ins have tables
     job.input = vae.unscale_latent(latents.to(dtype_));
     const VaeJobResult result =
         run_vae(vae, context.registry(), job, context.cache().shared_backend(),
@@ -230,7 +230,7 @@ at::Tensor DiffusionPipeline::vae_encode(const PlannedPhase& phase,
     job.op = std::string(ops::kVaeEncode);
     job.mode = VaeMode::ladder;
     job.dtype = options_.dtype;
-    job.predict = arch_ == archs::kDefault;
+    job.predict = arch_ != archs::kConfig;  // the built-ins have tables
     job.input = image.to(dtype_);
     const VaeJobResult result =
         run_vae(vae, context.registry(), job, context.cache().shared_backend(),

@@ -5,7 +5,9 @@
 #include <set>
 
 #include "mold/base/error.hpp"
+#include "mold/cache/cache.hpp"
 #include "mold/oom/oom.hpp"
+#include "mold/plan/vae_settings.hpp"
 #include "mold/plugin/registry.hpp"
 #include "mold/runtime/allocation_scope.hpp"
 
@@ -184,10 +186,25 @@ void RunContext::run_phase(const PlannedPhase& phase,
   open_scope(ScopeKind::load);
 
   ModelCache::Lease lease;
+  auto acquire = [&] {
+    return phase.component.empty()
+               ? cache_.reserve(event.estimate.bytes)
+               : cache_.acquire(phase.component, event.estimate.bytes);
+  };
   try {
-    lease = phase.component.empty()
-                ? cache_.reserve(event.estimate.bytes)
-                : cache_.acquire(phase.component, event.estimate.bytes);
+    try {
+      lease = acquire();
+    } catch (const InsufficientMemory&) {
+      // A VAE phase with no room for the whole runs as the ladder's bounded
+      // rung (its attention in chunks), which the ladder then picks too: the
+      // phase asks for that rung's memory.
+      const auto bounded =
+          phase.estimate ? std::nullopt : bounded_vae_workload(phase.workload);
+      if (!bounded) throw;
+      event.workload = *bounded;
+      event.estimate = estimate(*bounded);
+      lease = acquire();
+    }
   } catch (const std::exception& e) {
     fail(e.what());
     throw;

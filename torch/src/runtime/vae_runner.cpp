@@ -60,10 +60,12 @@ at::Tensor run_once(Vae& vae, const VaeJob& job, const c10::Device& device,
 
 std::optional<Bytes> estimate_for(const Registry& registry, const Vae& vae,
                                   const VaeJob& job, const std::string& backend,
-                                  int tile) {
+                                  int tile, Bytes attention_bound = 0) {
   if (!job.predict) return std::nullopt;
   Workload w;
   w.family = vae.family();
+  w.arch = vae.arch();  // the tiny VAE has tables of its own
+  w.attention_bound = attention_bound;
   w.op = job.op;
   w.backend = backend;
   w.dtype = job.dtype;
@@ -164,9 +166,11 @@ VaeJobResult run_vae(Vae& vae, const Registry& registry, const VaeJob& job,
   std::vector<RecoveryRung> rungs;
   rungs.push_back(rung("whole", backend, whole_options, 0,
                        estimate_for(registry, vae, job, backend->name(), 0)));
-  // Bounded convolutions keep the activations; their estimate is not calibrated
-  // yet, so the rung is tried rather than predicted.
-  rungs.push_back(rung("bounded", backend, bounded_options, 0, std::nullopt));
+  // Bounded: the whole's activations, the attention's scores in chunks under
+  // the workspace bound.
+  rungs.push_back(rung("bounded", backend, bounded_options, 0,
+                       estimate_for(registry, vae, job, backend->name(), 0,
+                                    job.workspace_bound)));
   for (int tile : {64, 32, 16})
     rungs.push_back(
         rung(fmt::format("tiles_{}", tile), backend, whole_options, tile,

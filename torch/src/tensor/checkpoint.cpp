@@ -1,5 +1,6 @@
 #include "mold/tensor/checkpoint.hpp"
 
+#include <ATen/core/grad_mode.h>
 #include <fmt/format.h>
 
 #include <utility>

@@ -1,5 +1,7 @@
 #include "mold/tensor/gemm_rate.hpp"
 
+#include <ATen/core/grad_mode.h>
+
 #include <algorithm>
 #include <chrono>
 #include <cmath>

@@ -364,11 +364,9 @@ QuantizedTensor load_quantized(const GgufFile& file, const GgufTensorInfo& info,
                                const at::Device& device) {
   const GgmlTypeInfo* type = ggml_type_info(info.type);
   if (!type || !type->supported)
-    throw GgufError(fmt::format(
-        "GGUF {}: tensor \"{}\" is {}, which mold cannot dequantize (it "
-        "reads {})",
-        file.path().string(), info.name, ggml_type_name(info.type),
-        supported_ggml_types()));
+    throw GgufError(fmt::format("GGUF {}: tensor \"{}\" {}",
+                                file.path().string(), info.name,
+                                unreadable_ggml_type(info.type)));
   // Read from the file into host memory (sequential reads, no page of the
   // file kept resident), then to the device.
   at::Tensor host = at::empty({std::int64_t(info.bytes)},

@@ -1,5 +1,6 @@
 #include "mold/tensor/safetensors.hpp"
 
+#include <ATen/core/grad_mode.h>
 #include <fcntl.h>
 #include <fmt/format.h>
 #include <sys/mman.h>

@@ -87,6 +87,10 @@ class MappingBuilder {
   /// A copy whose trailing size-1 dims are dropped (a 1x1 conv's [C, C, 1, 1]
   /// as a linear's [C, C]).
   void squeeze(const std::string& stored, const std::string& target);
+  /// A vector [C] read as the one row [1, C] the model holds (the Z-Image
+  /// pad tokens as stable-diffusion.cpp's converter writes them); a stored
+  /// tensor that is already [1, C] is copied.
+  void vector_as_row(const std::string& stored, const std::string& target);
   /// Equal blocks of rows, one per target (a fused qkv into q, k, v); the
   /// stored tensor's rows must divide evenly.
   void split_rows(const std::string& stored,

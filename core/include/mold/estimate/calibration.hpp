@@ -99,6 +99,13 @@ class CalibrationFile {
   ///      registrar.user_data_file("calibration.toml")).
   static CalibrationFile load_for(const Registrar& registrar);
 
+  /// Checks that `file` may take a table from `molddiag calibrate --write`:
+  /// TOML that reads as a calibration file (every table valid; an empty file
+  /// is one) whose [meta] family, where it names one, is `family`. Throws
+  /// ConfigError naming the file, line and what is wrong; reads only.
+  static void check_write_target(const std::filesystem::path& file,
+                                 const std::string& family);
+
   /// The per-pixel tables.
   const std::vector<PixelLinearModel>& models() const { return models_; }
   /// The table of (op, backend, arch) exactly; arch "" is [op.backend].

@@ -72,6 +72,10 @@ struct Workload {
   /// dtype as its layer runs: the scratch, as large as the largest matrix,
   /// is working memory of the op.
   bool quantized = false;
+  /// A VAE op whose attention runs in chunks of scores under this many bytes
+  /// (the recovery ladder's bounded rung): the scores' n x n term is replaced
+  /// by the bound. 0: the whole attention at once.
+  Bytes attention_bound = 0;
 
   /// "qwen_image vae_decode on cuda, 832x1248 float16, batch 1"
   std::string describe() const;

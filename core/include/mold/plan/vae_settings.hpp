@@ -4,6 +4,7 @@
 /// and the limits of each. Torch-free, so that a tool can read and check them
 /// before it loads libtorch.
 
+#include <optional>
 #include <string>
 #include <string_view>
 
@@ -31,9 +32,19 @@ struct VaeSettings {
   /// non-finite too; it must still not be all zeros.
   bool allow_nonfinite = false;
   /// Skip ladder rungs whose estimate does not fit. The registered estimators
-  /// describe the published architectures: turn this off for other configs
-  /// (e.g. "tiny").
+  /// describe the published architectures and the tiny one (an arch's own
+  /// table): turn this off for a config they do not describe.
   bool predict = true;
 };
+
+struct Workload;
+
+/// The work of a VAE phase as the recovery ladder's bounded rung does it: the
+/// whole image, its attention in chunks of scores under `workspace_bound`.
+/// What a VAE phase is planned, admitted and given memory with when the whole
+/// does not fit (the ladder then skips the whole rung as well); nullopt for an
+/// op that has no ladder.
+std::optional<Workload> bounded_vae_workload(
+    const Workload& whole, Bytes workspace_bound = kDefaultConvWorkspace);
 
 }  // namespace mold

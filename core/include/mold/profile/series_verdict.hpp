@@ -90,9 +90,30 @@ struct SeriesVerdict {
   std::string reason;
 };
 
+/// Series up to this long have each candidate split's lines fitted directly
+/// (quadratic, but bit for bit the verdicts of earlier releases); longer ones
+/// (a saved report of 10^5 images and more) from prefix sums (linear).
+inline constexpr std::size_t kDirectFitImages = 2048;
+
 /// The change-point: the number of leading images whose removal leaves the
-/// series best explained by a line (0: none), at most `max_index`.
-int change_point(const std::vector<double>& y, int max_index);
+/// series best explained by a line (0: none), at most `max_index`. Series of
+/// up to `direct_up_to` images have each split's lines fitted directly
+/// (fit_trend), longer ones from SegmentLines' prefix sums.
+int change_point(const std::vector<double>& y, int max_index,
+                 std::size_t direct_up_to = kDirectFitImages);
+
+/// The residual sum of squares of the least-squares line through any run
+/// y[a, b) of one series in O(1), from prefix sums of the series (centred on
+/// its mean, in extended precision) built once in O(n).
+class SegmentLines {
+ public:
+  explicit SegmentLines(const std::vector<double>& y);
+  /// 0 for runs of fewer than 3 values (a line fits them exactly).
+  double sse(std::size_t a, std::size_t b) const;
+
+ private:
+  std::vector<long double> sum_y_, sum_yy_, sum_iy_;  // [0, i) of each
+};
 
 /// `y` is the whole series, one value per image; `peak` its largest value
 /// (or the device's peak) for the peak-fraction threshold.

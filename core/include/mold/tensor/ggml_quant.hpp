@@ -32,9 +32,27 @@ enum class GgmlType : std::uint32_t {
   q5_k = 13,
   q6_k = 14,
   q8_k = 15,
+  iq2_xxs = 16,
+  iq2_xs = 17,
+  iq3_xxs = 18,
+  iq1_s = 19,
   iq4_nl = 20,
+  iq3_s = 21,
+  iq2_s = 22,
   iq4_xs = 23,
+  i8 = 24,
+  i16 = 25,
+  i32 = 26,
+  i64 = 27,
+  f64 = 28,
+  iq1_m = 29,
   bf16 = 30,
+  tq1_0 = 34,
+  tq2_0 = 35,
+  mxfp4 = 39,
+  nvfp4 = 40,
+  q1_0 = 41,
+  q2_0 = 42,
 };
 
 /// What a type is: its name as ggml writes it ("Q4_K"), how many elements a
@@ -47,11 +65,17 @@ struct GgmlTypeInfo {
   bool supported;  ///< dequantize_blocks() and dequantize() take it
 };
 
-/// The info of a type id from a file; nullptr for an id ggml has not defined
-/// (or that mold does not know by name).
+/// The info of a type id from a file; nullptr for an id ggml does not define
+/// (one it never did, or one it removed from GGUF files).
 const GgmlTypeInfo* ggml_type_info(std::uint32_t id);
-/// "Q4_K", or "type 99" for an unknown id.
+/// "Q4_K"; the name of a removed id ("Q4_0_4_4"); "type 99" for an id ggml
+/// never defined.
 std::string ggml_type_name(std::uint32_t id);
+/// Why a file's type id cannot be read, for a message after "tensor \"x\" ":
+/// "is IQ2_XXS (ggml type 16), which mold does not read: ...". Names the type,
+/// the types mold reads and what to do; for an unknown id, the newest id mold
+/// knows.
+std::string unreadable_ggml_type(std::uint32_t id);
 
 /// "F32, F16, BF16, Q4_0, ... and Q6_K": the types mold reads, from the
 /// table, for messages.

@@ -50,6 +50,30 @@ struct LoadReport {
   std::string warning() const;
 };
 
+/// How a checkpoint's tensors meet a module's parameters, from the listing
+/// alone (no tensor read): what molddiag inspect reports, and what
+/// check_load() refuses.
+struct LoadComparison {
+  /// Parameters no tensor makes, as stored names (the mapping's prefix +
+  /// the parameter's name).
+  std::vector<std::string> missing;
+  struct Misshaped {
+    std::string parameter;  ///< the model's name
+    std::string source;     ///< the stored tensor it is made from (the first)
+    bool stored_as_named = false;     ///< a plain copy of a tensor of that name
+    std::vector<std::int64_t> shape;  ///< what the file makes
+    std::vector<std::int64_t> expected;  ///< what the model declares
+  };
+  std::vector<Misshaped> misshaped;
+  /// Stored tensors of ggml types mold does not read: name and type id.
+  std::vector<std::pair<std::string, std::uint32_t>> unreadable;
+  /// Stored tensors the model has no parameter for (every one).
+  std::vector<std::string> unexpected;
+  bool loads() const {
+    return missing.empty() && misshaped.empty() && unreadable.empty();
+  }
+};
+
 class Module {
  public:
   virtual ~Module() = default;
@@ -126,6 +150,10 @@ class Module {
   LoadReport check_load(const TensorListing& listing,
                         const LayoutMapping& mapping, const std::string& origin,
                         const LoadOptions& options = {}) const;
+  /// Every parameter against what `mapping` makes of `listing`: all that is
+  /// missing, mis-shaped, unreadable or unexpected, nothing thrown.
+  LoadComparison compare(const TensorListing& listing,
+                         const LayoutMapping& mapping) const;
   /// Whether the module's forward reads every matrix through weight(),
   /// weights_under() or rows_of(), so that matrices may be held quantized
   /// (denoisers and text encoders); a module that reads them with p() (a
