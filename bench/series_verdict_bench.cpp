@@ -1,7 +1,7 @@
 // The series verdict's cost against the run's length (docs/profiler.md): a
 // saved report of 10^5 or 10^6 images (molddiag report) must be judged in
 // seconds. Per length: the change-point search and the whole verdict
-// (judge_series) on a planted series (a warm-up ramp, then a leak of 1 KiB
+// (judge_series) on a planted series (a warm-up ramp, then a leak of 16 KiB
 // per image under 4 KiB of noise), timed; and where the direct, quadratic
 // fit is still affordable, its time and change-point beside the prefix sums'.
 //
@@ -37,7 +37,7 @@ std::vector<double> planted_series(std::size_t n, std::uint64_t seed) {
   for (std::size_t i = 0; i < n; ++i) {
     const double base = i < warmup
                             ? 64.0 * 1024 * 1024 * double(i) / double(warmup)
-                            : 64.0 * 1024 * 1024 + 1024.0 * double(i - warmup);
+                            : 64.0 * 1024 * 1024 + 16384.0 * double(i - warmup);
     y[i] = std::round(1e9 + base + noise(random));
   }
   return y;

@@ -49,15 +49,20 @@ std::vector<PlanStep> simulate_plan(
     auto need_of = [&](const mold::Estimate& e) {
       return std::max(e.bytes, working_floor) + step.component_bytes;
     };
-    // A VAE phase whose whole does not fit runs as the ladder's bounded rung,
-    // as RunContext::run_phase asks for it.
-    if (!phase.estimate && available + others < held() + need_of(step.estimate))
-      if (const auto bounded = mold::bounded_vae_workload(phase.workload)) {
-        const mold::Estimate whole = step.estimate;
-        step.estimate = estimate(*bounded);
-        step.phase.workload = *bounded;
-        step.note = fmt::format("bounded: the whole needs {}",
-                                mold::format_bytes(need_of(whole)));
+    // A VAE phase whose whole does not fit runs as the ladder's first rung
+    // that does (bounded, then tiles), as RunContext::run_phase asks for it.
+    const mold::Bytes whole_need = need_of(step.estimate);
+    if (!phase.estimate && available + others < held() + whole_need)
+      for (const mold::Workload& rung :
+           mold::vae_fallback_workloads(phase.workload)) {
+        step.estimate = estimate(rung);
+        step.phase.workload = rung;
+        step.note = fmt::format(
+            "{}: the whole needs {}",
+            rung.tile > 0 ? fmt::format("tiles of {} latents", rung.tile)
+                          : std::string("bounded"),
+            mold::format_bytes(whole_need));
+        if (available + others >= held() + need_of(step.estimate)) break;
       }
     const mold::Bytes working = std::max(step.estimate.bytes, working_floor);
     const mold::Bytes need = working + step.component_bytes;

@@ -2,6 +2,8 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
+
 #include "mold/base/error.hpp"
 #include "mold/estimate/workload.hpp"
 
@@ -29,14 +31,26 @@ VaeMode parse_vae_mode(std::string_view text) {
       "unknown mode '{}': use whole, bounded, tiled or ladder", text));
 }
 
-std::optional<Workload> bounded_vae_workload(const Workload& whole,
+std::vector<Workload> vae_fallback_workloads(const Workload& whole,
                                              Bytes workspace_bound) {
-  if (whole.op != ops::kVaeDecode && whole.op != ops::kVaeEncode)
-    return std::nullopt;
-  if (whole.tile > 0 || whole.attention_bound > 0) return std::nullopt;
+  std::vector<Workload> rungs;
+  if (whole.op != ops::kVaeDecode && whole.op != ops::kVaeEncode) return rungs;
+  if (whole.tile > 0 || whole.attention_bound > 0) return rungs;
   Workload bounded = whole;
   bounded.attention_bound = workspace_bound;
-  return bounded;
+  rungs.push_back(bounded);
+  // A tile rung as large as the latent is the whole again. Both families'
+  // VAEs have 8 pixels a latent unit (a larger scale only keeps a rung the
+  // estimator then caps at the image's size).
+  constexpr int kPixelsPerLatent = 8;
+  const int latent = std::max(whole.width, whole.height) / kPixelsPerLatent;
+  for (const int tile : kLadderTiles) {
+    if (tile >= latent) continue;
+    Workload tiled = whole;
+    tiled.tile = tile;
+    rungs.push_back(tiled);
+  }
+  return rungs;
 }
 
 }  // namespace mold

@@ -195,15 +195,23 @@ void RunContext::run_phase(const PlannedPhase& phase,
     try {
       lease = acquire();
     } catch (const InsufficientMemory&) {
-      // A VAE phase with no room for the whole runs as the ladder's bounded
-      // rung (its attention in chunks), which the ladder then picks too: the
-      // phase asks for that rung's memory.
-      const auto bounded =
-          phase.estimate ? std::nullopt : bounded_vae_workload(phase.workload);
-      if (!bounded) throw;
-      event.workload = *bounded;
-      event.estimate = estimate(*bounded);
-      lease = acquire();
+      // A VAE phase with no room for the whole asks for the memory of the
+      // ladder's first rung that fits (bounded, then tiles), which the ladder,
+      // predicting from the same estimates, then runs.
+      const std::vector<Workload> rungs =
+          phase.estimate ? std::vector<Workload>{}
+                         : vae_fallback_workloads(phase.workload);
+      if (rungs.empty()) throw;
+      for (std::size_t i = 0;; ++i) {
+        event.workload = rungs[i];
+        event.estimate = estimate(rungs[i]);
+        try {
+          lease = acquire();
+          break;
+        } catch (const InsufficientMemory&) {
+          if (i + 1 == rungs.size()) throw;
+        }
+      }
     }
   } catch (const std::exception& e) {
     fail(e.what());

@@ -171,7 +171,7 @@ VaeJobResult run_vae(Vae& vae, const Registry& registry, const VaeJob& job,
   rungs.push_back(rung("bounded", backend, bounded_options, 0,
                        estimate_for(registry, vae, job, backend->name(), 0,
                                     job.workspace_bound)));
-  for (int tile : {64, 32, 16})
+  for (const int tile : kLadderTiles)
     rungs.push_back(
         rung(fmt::format("tiles_{}", tile), backend, whole_options, tile,
              estimate_for(registry, vae, job, backend->name(), tile)));

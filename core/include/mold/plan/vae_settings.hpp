@@ -4,9 +4,10 @@
 /// and the limits of each. Torch-free, so that a tool can read and check them
 /// before it loads libtorch.
 
-#include <optional>
+#include <array>
 #include <string>
 #include <string_view>
+#include <vector>
 
 #include "mold/base/bytes.hpp"
 #include "mold/plan/conv_plan.hpp"
@@ -37,14 +38,19 @@ struct VaeSettings {
   bool predict = true;
 };
 
+/// The recovery ladder's tile rungs, in latent units, largest first.
+inline constexpr std::array<int, 3> kLadderTiles = {64, 32, 16};
+
 struct Workload;
 
-/// The work of a VAE phase as the recovery ladder's bounded rung does it: the
-/// whole image, its attention in chunks of scores under `workspace_bound`.
-/// What a VAE phase is planned, admitted and given memory with when the whole
-/// does not fit (the ladder then skips the whole rung as well); nullopt for an
-/// op that has no ladder.
-std::optional<Workload> bounded_vae_workload(
+/// The work of a VAE phase as the recovery ladder's rungs after the whole do
+/// it, in the ladder's order: bounded (the whole image, its attention in
+/// chunks of scores under `workspace_bound`), then each tile rung smaller than
+/// the latent. What a VAE phase is planned, admitted and given memory with
+/// when the whole does not fit: the first that fits (the ladder, predicting
+/// from the same estimates, then runs that rung). Empty for an op that has no
+/// ladder, or a workload that is itself a rung.
+std::vector<Workload> vae_fallback_workloads(
     const Workload& whole, Bytes workspace_bound = kDefaultConvWorkspace);
 
 }  // namespace mold
