@@ -20,6 +20,15 @@
 //
 //   write_random_model zimage|qwen-image-edit DIR [--seed N] [--shard-gib G]
 //                      [--layers N]
+//   write_random_model zimage-transformer|zimage-text-encoder FILE
+//                      --format q8_0|q4_0|q4_k|fp8 [--seed N] [--layers N]
+//
+// The second form writes one component as the single file people download
+// (random_files.hpp): Z-Image's transformer in ComfyUI's Lumina2 names, a
+// `lumina2` GGUF as city96's converter writes it or a scaled fp8
+// safetensors; its Qwen3 text encoder as llama.cpp's `qwen3` GGUF. Given to
+// `mold run --transformer FILE` / `--text-encoder FILE` beside a directory of
+// the first form, they are the variants of bench/published/estimates.sh.
 //
 // --layers N keeps the first N layers of the text encoder's language model
 // and of the transformer (their configs say N; the vision tower and the VAE
@@ -42,53 +51,20 @@
 #include <mold/base/text.hpp>
 #include <mold/tensor/safetensors.hpp>
 #include <nlohmann/json.hpp>
-#include <sstream>
+#include <optional>
 #include <string>
 #include <vector>
 
 #include "bench_paths.hpp"
-#include "support/gguf_writer.hpp"
+#include "listing.hpp"
+#include "random_files.hpp"
 
 namespace fs = std::filesystem;
 
 namespace {
 
-struct Listed {
-  std::string name;
-  std::vector<std::int64_t> shape;
-  std::uint64_t elements() const {
-    std::uint64_t n = 1;
-    for (auto d : shape) n *= std::uint64_t(d);
-    return n;
-  }
-  std::uint64_t bytes() const { return 2 * elements(); }  // bf16
-  double fan_in() const {
-    double n = 1;
-    for (std::size_t i = 1; i < shape.size(); ++i) n *= double(shape[i]);
-    return n;
-  }
-};
-
-/// A listing of tests/data: "name<TAB>AxBxC" lines, '#' comments.
-std::vector<Listed> read_listing(const fs::path& path) {
-  std::ifstream in(path);
-  if (!in) throw std::runtime_error("cannot read " + path.string());
-  std::vector<Listed> out;
-  std::string line;
-  while (std::getline(in, line)) {
-    if (line.empty() || line[0] == '#') continue;
-    const auto tab = line.find('\t');
-    if (tab == std::string::npos)
-      throw std::runtime_error(path.string() + ": no tab in: " + line);
-    Listed l;
-    l.name = line.substr(0, tab);
-    std::stringstream dims(line.substr(tab + 1));
-    std::string dim;
-    while (std::getline(dims, dim, 'x')) l.shape.push_back(std::stoll(dim));
-    out.push_back(std::move(l));
-  }
-  return out;
-}
+using mold_bench::Listed;
+using mold_bench::read_listing;
 
 at::Tensor random_value(const Listed& l) {
   if (mold::ends_with(l.name, ".bias"))
@@ -180,12 +156,14 @@ struct Options {
   std::uint64_t shard_bytes = 0;
   std::uint64_t seed = 0;
   int layers = 0;  ///< 0: all of them
+  std::optional<mold_bench::FileFormat> format;  ///< the single-file forms
 };
 
 /// The layer a tensor belongs to (the number after "model.layers.",
 /// "transformer_blocks." or a leading "layers."), or -1.
 long layer_of(const std::string& name) {
-  for (const char* stem : {"model.layers.", "transformer_blocks.", "layers."}) {
+  for (const char* stem :
+       {"model.layers.", "transformer_blocks.", "layers.", "blk."}) {
     const std::string s = stem;
     if (name.compare(0, s.size(), s) != 0) continue;
     return std::stol(name.substr(s.size()));
@@ -286,82 +264,6 @@ int write_zimage(const fs::path& out, const Options& o) {
   return 0;
 }
 
-/// splitmix64: fast, seedable, and good enough for random weights.
-struct SplitMix {
-  std::uint64_t state;
-  std::uint64_t next() {
-    std::uint64_t z = (state += 0x9E3779B97F4A7C15ull);
-    z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
-    z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
-    return z ^ (z >> 31);
-  }
-};
-
-constexpr std::uint32_t kGgmlF32 = 0, kGgmlQ4_0 = 2;
-constexpr std::uint64_t kQ4Block = 32, kQ4BlockBytes = 18;  // f16 d + 16 B
-
-bool as_q4_0(const Listed& l) {
-  return l.shape.size() == 2 && l.shape[1] % kQ4Block == 0;
-}
-
-std::uint64_t gguf_bytes(const Listed& l) {
-  return as_q4_0(l) ? l.elements() / kQ4Block * kQ4BlockBytes
-                    : 4 * l.elements();
-}
-
-/// One tensor's data: Q4_0 blocks whose values d x (q - 8), q uniform in
-/// 0..15, have the spread 1/sqrt(fan_in) (their standard deviation is
-/// d x sqrt(255 / 12)); 1-D tensors in float32, norm scales 1, biases 0.
-void write_gguf_tensor(const Listed& l, std::uint64_t seed, std::ostream& out) {
-  if (!as_q4_0(l)) {
-    const float value = mold::ends_with(l.name, ".bias") ? 0.0f : 1.0f;
-    const std::vector<float> values(l.elements(), value);
-    out.write(reinterpret_cast<const char*>(values.data()),
-              std::streamsize(4 * values.size()));
-    return;
-  }
-  const float d =
-      float(1.0 / (std::sqrt(255.0 / 12.0) * std::sqrt(l.fan_in())));
-  const std::uint16_t d_bits = c10::Half(d).x;
-  SplitMix random{seed};
-  std::vector<std::uint8_t> chunk;
-  constexpr std::uint64_t kChunkBlocks = 1 << 16;
-  for (std::uint64_t left = l.elements() / kQ4Block; left > 0;) {
-    const std::uint64_t n = std::min(left, kChunkBlocks);
-    chunk.resize(n * kQ4BlockBytes);
-    for (std::uint64_t b = 0; b < n; ++b) {
-      std::uint8_t* block = chunk.data() + b * kQ4BlockBytes;
-      std::memcpy(block, &d_bits, 2);
-      const std::uint64_t r[2] = {random.next(), random.next()};
-      std::memcpy(block + 2, r, 16);
-    }
-    out.write(reinterpret_cast<const char*>(chunk.data()),
-              std::streamsize(chunk.size()));
-    left -= n;
-  }
-}
-
-/// The transformer as one GGUF file of Q4_0 blocks, written tensor by
-/// tensor (diffusers' names, as the published Qwen-Image GGUFs keep them).
-void write_q4_0_gguf(const fs::path& file, const std::vector<Listed>& tensors,
-                     std::uint64_t seed) {
-  fs::create_directories(file.parent_path());
-  mold::test::GgufWriter gguf;
-  gguf.metadata_string("general.architecture", "qwen_image");
-  std::uint64_t total = 0;
-  for (const Listed& l : tensors) {
-    std::vector<std::uint64_t> dims(l.shape.rbegin(), l.shape.rend());
-    gguf.tensor_streamed(l.name, dims, as_q4_0(l) ? kGgmlQ4_0 : kGgmlF32,
-                         gguf_bytes(l));
-    total += gguf_bytes(l);
-  }
-  gguf.write_streamed(file.string(), [&](std::size_t i, std::ostream& out) {
-    write_gguf_tensor(tensors[i], seed * 1000003 + i, out);
-  });
-  fmt::print("  {} ({}, {} tensors, Q4_0 and float32)\n", file.string(),
-             mold::format_bytes(total), tensors.size());
-}
-
 int write_qwen_image_edit(const fs::path& out, const Options& o) {
   const fs::path data = mold_bench::kTestDataDir;
   const auto text = keep_layers(
@@ -369,8 +271,8 @@ int write_qwen_image_edit(const fs::path& out, const Options& o) {
   const auto dit = keep_layers(
       read_listing(data / "qwen_image_transformer_state_dict.tsv"), o.layers);
   const auto vae = read_listing(data / "qwen_image_vae_state_dict.tsv");
-  std::uint64_t dit_bytes = 0;
-  for (const Listed& l : dit) dit_bytes += gguf_bytes(l);
+  const auto q4_0 = mold_bench::FileFormat::q4_0;
+  const std::uint64_t dit_bytes = mold_bench::random_file_bytes(dit, q4_0);
   const std::uint64_t needed = total_bytes(text) + dit_bytes + total_bytes(vae);
   if (!enough_disk(out, needed)) return 1;
   fmt::print(
@@ -418,10 +320,48 @@ int write_qwen_image_edit(const fs::path& out, const Options& o) {
   "image_std": [0.26862954, 0.26130258, 0.27577711]})");
   copy_tokenizer("qwen_image", out / "processor");
   write_component(out / "text_encoder", "model", text, o.shard_bytes);
-  write_q4_0_gguf(out / "transformer" / "qwen-image-edit-2511-Q4_0.gguf", dit,
-                  o.seed);
+  const fs::path gguf = out / "transformer" / "qwen-image-edit-2511-Q4_0.gguf";
+  mold_bench::write_random_file(gguf, dit, q4_0, "qwen_image", o.seed);
+  fmt::print("  {} ({}, {} tensors, Q4_0 and float32)\n", gguf.string(),
+             mold::format_bytes(dit_bytes), dit.size());
   write_component(out / "vae", "diffusion_pytorch_model", vae,
                   std::uint64_t(1) << 40);
+  return 0;
+}
+
+/// One Z-Image component as a single file of `o.format`.
+int write_zimage_file(const std::string& component, const fs::path& file,
+                      const Options& o) {
+  const fs::path data = mold_bench::kTestDataDir;
+  const bool transformer = component == "zimage-transformer";
+  if (!o.format) {
+    fmt::print(stderr,
+               "write_random_model: {} needs --format "
+               "q8_0|q4_0|q4_k|fp8\n",
+               component);
+    return 2;
+  }
+  if (!transformer && !mold_bench::is_gguf(*o.format)) {
+    fmt::print(stderr,
+               "write_random_model: --format fp8: the text encoder's "
+               "files are GGUFs (q8_0, q4_0, q4_k)\n");
+    return 2;
+  }
+  const auto tensors = keep_layers(
+      read_listing(data / (transformer
+                               ? "zimage_transformer_comfy_state_dict.tsv"
+                               : "zimage_qwen3_gguf_tensors.tsv")),
+      o.layers);
+  const std::uint64_t bytes = mold_bench::random_file_bytes(tensors, *o.format);
+  if (!enough_disk(file.has_parent_path() ? file.parent_path() : ".", bytes))
+    return 1;
+  const std::string architecture = transformer ? "lumina2" : "qwen3";
+  mold_bench::write_random_file(
+      file, tensors, *o.format,
+      mold_bench::is_gguf(*o.format) ? architecture : "", o.seed);
+  fmt::print("  {} ({}, {} tensors, {} and float32)\n", file.string(),
+             mold::format_bytes(bytes), tensors.size(),
+             mold_bench::file_format_name(*o.format));
   return 0;
 }
 
@@ -432,7 +372,9 @@ int main(int argc, char** argv) {
     fmt::print(
         stderr,
         "usage: write_random_model zimage|qwen-image-edit DIR [--seed N] "
-        "[--shard-gib G] [--layers N]\n");
+        "[--shard-gib G] [--layers N]\n"
+        "       write_random_model zimage-transformer|zimage-text-encoder "
+        "FILE --format q8_0|q4_0|q4_k|fp8 [--seed N] [--layers N]\n");
     return 2;
   }
   const std::string family = argv[1];
@@ -467,6 +409,11 @@ int main(int argc, char** argv) {
         shard_gib = number(0.001, 1024);
       } else if (flag == "--layers") {
         o.layers = int(number(1, 1000));
+      } else if (flag == "--format") {
+        o.format = mold_bench::file_format(value);
+        if (!o.format)
+          throw std::invalid_argument("--format " + value +
+                                      ": give q8_0, q4_0, q4_k or fp8");
       } else {
         fmt::print(stderr, "write_random_model: unknown flag {}\n", flag);
         return 2;
@@ -481,8 +428,11 @@ int main(int argc, char** argv) {
   try {
     if (family == "zimage") return write_zimage(out, o);
     if (family == "qwen-image-edit") return write_qwen_image_edit(out, o);
+    if (family == "zimage-transformer" || family == "zimage-text-encoder")
+      return write_zimage_file(family, out, o);
     fmt::print(stderr,
-               "write_random_model: '{}': give zimage or qwen-image-edit\n",
+               "write_random_model: '{}': give zimage, qwen-image-edit, "
+               "zimage-transformer or zimage-text-encoder\n",
                family);
     return 2;
   } catch (const std::exception& e) {

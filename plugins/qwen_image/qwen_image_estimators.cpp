@@ -143,8 +143,15 @@ mold::SequenceShape vision_encode_shape(const mold::Workload& w,
   s.add_stage("feed_forward", feed_forward,
               fmt::format("{} x (3 x hidden {} + 2 x ffn {}) x {:g} B", what,
                           d.hidden, d.intermediate, e));
-  s.count_thread_scratch(w, patches,
-                         {{hidden, 3 * hidden}, {hidden, ffn}, {ffn, hidden}});
+  // The threads' scratch of each stage's products, beside at most the
+  // stage's peak: qkv and the output projection, the two score products of
+  // the largest segment, the feed-forward's.
+  s.count_thread_scratch(w, "rotary", patches,
+                         {{hidden, 3 * hidden}, {hidden, hidden}});
+  s.count_thread_scratch(w, "attention", segment,
+                         {{head_dim, segment}, {segment, head_dim}});
+  s.count_thread_scratch(w, "feed_forward", patches,
+                         {{hidden, ffn}, {ffn, hidden}});
   return s;
 }
 
@@ -209,8 +216,15 @@ mold::SequenceShape denoise_shape(const mold::Workload& w,
       fmt::format("{:g} image tokens x batch {} x (3 x dim {} + 2 x ffn "
                   "{}) x {:g} B",
                   n_image, w.batch, d.dim, 4 * d.dim, e));
-  s.count_thread_scratch(w, b * n,
-                         {{dim, dim}, {dim, 4 * dim}, {4 * dim, dim}});
+  // The threads' scratch of each stage's products, beside at most the
+  // stage's peak: the projections, a chunk's two score products, the
+  // feed-forward's.
+  const double keys = double(chunk.keys);
+  s.count_thread_scratch(w, "rotary", b * n, {{dim, dim}});
+  s.count_thread_scratch(w, "attention", double(chunk.rows),
+                         {{head_dim, keys}, {keys, head_dim}});
+  s.count_thread_scratch(w, "feed_forward", b * n,
+                         {{dim, 4 * dim}, {4 * dim, dim}});
   // The largest matrix: each block's modulation (6 x dim by dim), or the
   // text's input projection where the text encoder is wider than that.
   if (6 * dim >= double(d.joint))

@@ -105,7 +105,15 @@ mold::SequenceShape denoise_shape(const mold::Workload& w,
                           tokens, w.batch, d.dim, d.ffn, e));
   const double dim = double(d.dim);
   const double ffn = double(d.ffn);
-  s.count_thread_scratch(w, b * n, {{dim, dim}, {dim, ffn}, {ffn, dim}});
+  // The threads' scratch of each stage's products, beside at most the
+  // stage's peak: q, k, v and the output projection (beside less than the
+  // rotation), a chunk's two score products, w1, w3 and w2.
+  const double head_dim = double(d.head_dim);
+  const double keys = double(chunk.keys);
+  s.count_thread_scratch(w, "rotary", b * n, {{dim, dim}});
+  s.count_thread_scratch(w, "attention", double(chunk.rows),
+                         {{head_dim, keys}, {keys, head_dim}});
+  s.count_thread_scratch(w, "feed_forward", b * n, {{dim, ffn}, {ffn, dim}});
   // The largest matrix: the feed-forward's (w1 and w3, ffn by dim).
   s.count_weight_scratch(w, std::max(ffn, dim), dim, "feed_forward.w1 / w3");
   return s;

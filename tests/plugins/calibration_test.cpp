@@ -419,8 +419,9 @@ headroom = 1.1
   Workload w{"fam", "", "text_encode", "cpu", "bfloat16", 1, 64, 64};
   SequenceShape shape;
   shape.stages = {{"attention", 1000000, "counted"}};
-  // A published text encoder's products: 14 rows, hidden 2560, ffn 9728.
-  shape.count_thread_scratch(w, 14, {{2560, 9728}, {9728, 2560}});
+  // A published text encoder's products: 14 rows, hidden 2560, ffn 9728,
+  // the stage peaking while one of them runs.
+  shape.count_thread_scratch(w, "attention", 14, {{2560, 9728}, {9728, 2560}});
   CHECK(shape.thread_scratch ==
         cpu_matmul_thread_scratch("bfloat16", 14, 9728, 2560));
   CHECK_THAT(shape.thread_scratch_detail, Catch::Contains("14 rows"));
@@ -440,12 +441,94 @@ headroom = 1.1
   // float32 products pack into OpenBLAS's own buffers; a GPU's scratch does
   // not grow with the host's threads.
   w.dtype = "float32";
-  shape.count_thread_scratch(w, 14, {{2560, 9728}});
+  shape.thread_scratch = 0;
+  shape.count_thread_scratch(w, "attention", 14, {{2560, 9728}});
+  CHECK(shape.stages[0].thread_scratch == 0);
   CHECK(shape.thread_scratch == 0);
   w.dtype = "bfloat16";
   w.backend = "cuda";
-  shape.count_thread_scratch(w, 14, {{2560, 9728}});
+  shape.count_thread_scratch(w, "attention", 14, {{2560, 9728}});
+  CHECK(shape.stages[0].thread_scratch == 0);
   CHECK(shape.thread_scratch == 0);
+}
+
+TEST_CASE(
+    "a stage's threads' scratch counts beside what is alive while its "
+    "products run, and raises the op's peak only above the stage's own",
+    "[calibration]") {
+  TempDir dir;
+  const auto path = dir.write("fam.calibration.toml", R"(
+[denoise.cpu]
+attention_factor = 1
+feed_forward_factor = 1
+fixed_bytes = 0
+headroom = 1.0
+)");
+  const auto file = CalibrationFile::load(path);
+  const SequenceModel* table = file.find_sequence("denoise", "cpu");
+  REQUIRE(table);
+  Workload w{"fam", "", "denoise", "cpu", "bfloat16", 1, 64, 64};
+  SequenceShape shape;
+  shape.stages = {{"attention", 2000000, "counted"},
+                  {"feed_forward", 1000000, "counted"}};
+  // The attention peaks in its softmax, 1.5 MB above its products'.
+  shape.count_thread_scratch(w, "attention", 64, {{128, 64}}, 500000.0);
+  // The feed-forward peaks while its products run (alive: all of it).
+  shape.count_thread_scratch(w, "feed_forward", 14, {{2560, 9728}});
+  const double attention_scratch = shape.stages[0].thread_scratch;
+  const double scratch = shape.stages[1].thread_scratch;
+  CHECK(attention_scratch ==
+        cpu_matmul_thread_scratch("bfloat16", 64, 128, 64));
+  CHECK(scratch == cpu_matmul_thread_scratch("bfloat16", 14, 2560, 9728));
+  CHECK(shape.stages[0].alive_at_products == 500000);
+  CHECK(shape.stages[1].alive_at_products == 1000000);
+  CHECK(shape.thread_scratch == scratch);  // the largest, for per-token tables
+  // Never more alive than the stage's peak.
+  SequenceShape capped = shape;
+  capped.count_thread_scratch(w, "attention", 64, {{128, 64}}, 9e9);
+  CHECK(capped.stages[0].alive_at_products == 2000000);
+  const auto threads_term = [](const Estimate& e) {
+    return std::find_if(e.terms.begin(), e.terms.end(),
+                        [](const auto& t) { return t.name == "threads"; });
+  };
+  // One thread: the stages' own peaks; no threads term.
+  Estimate e = table->estimate(w, shape);
+  CHECK(e.bytes == 2000000);
+  CHECK(threads_term(e) == e.terms.end());
+  // Two threads: neither stage's products with the scratch reach the
+  // attention's own peak.
+  w.threads = 2;
+  REQUIRE(1000000 + scratch < 2000000);
+  e = table->estimate(w, shape);
+  CHECK(e.bytes == 2000000);
+  CHECK(threads_term(e) == e.terms.end());
+  // Enough threads that the feed-forward with its scratch is the peak.
+  w.threads = 2 + int(1000000 / scratch);
+  e = table->estimate(w, shape);
+  CHECK(std::abs(double(e.bytes) - (1000000 + (w.threads - 1) * scratch)) < 2);
+  REQUIRE(threads_term(e) != e.terms.end());
+  CHECK(double(threads_term(e)->bytes) == (w.threads - 1) * scratch);
+  // The attention's products at many threads: what is alive then, not its
+  // peak, carries the scratch.
+  const int many = 2 + int(1500000 / attention_scratch);
+  SequenceShape attention_only;
+  attention_only.stages = {shape.stages[0]};
+  attention_only.stages[0].name = "attention";
+  TempDir dir2;
+  const auto only = CalibrationFile::load(dir2.write("fam.calibration.toml", R"(
+[denoise.cpu]
+attention_factor = 1
+fixed_bytes = 0
+headroom = 1.0
+)"));
+  w.threads = many;
+  e = only.find_sequence("denoise", "cpu")->estimate(w, attention_only);
+  CHECK(std::abs(double(e.bytes) - (500000 + (many - 1) * attention_scratch)) <
+        2);
+  CHECK_THAT(e.terms.front().detail, Catch::Contains("alive while its"));
+  // A stage that is not there is a programming error, named.
+  CHECK_THROWS_WITH(shape.count_thread_scratch(w, "mlp", 14, {{2560, 9728}}),
+                    Catch::Contains("no stage mlp"));
 }
 
 TEST_CASE(

@@ -1,6 +1,7 @@
 // The library's stage counts shared by the families: a decoder layer's
 // stages and the transformers' attention chunks, counted by hand here.
 
+#include <algorithm>
 #include <catch2/catch.hpp>
 #include <mold/estimate/attention_chunk.hpp>
 #include <mold/estimate/decoder_stages.hpp>
@@ -55,6 +56,40 @@ TEST_CASE("a decoder layer's stages, without a per-head norm, rotary per item",
   CHECK(stage(s, "feed_forward") == resident + 2 * 160 + 2 * 10 * 16 * 2);
   CHECK_THAT(s.stages[0].detail, Catch::Contains("rotated beside k and v"));
   CHECK(s.thread_scratch > 0);  // bfloat16 on the cpu: oneDNN's per thread
+  // Each stage has its products' scratch: the projections' (inner hidden
+  // 8), the score products' (inner head_dim 4 and 10 tokens: one block of
+  // 32), the feed-forward's (inner up to 16).
+  for (const auto& st : s.stages) CHECK(st.thread_scratch == 128 * 32 + 1024);
+  CHECK(s.thread_scratch == 128 * 32 + 1024);
+  // The projections run beside the normed input, q before and after its
+  // norm, k and v: 2 x (80 + 40) x 2 B above the resident bytes and the
+  // row; the scores' products beside q, k, v, the output and the scores
+  // and their probabilities in the dtype: (2 x 80 + 2 x 40 + 2 x 200) x 2 B.
+  CHECK(s.stages[0].alive_at_products == resident + 160 + 2 * (80 + 40) * 2);
+  CHECK(s.stages[1].alive_at_products ==
+        std::min(stage(s, "attention"),
+                 resident + 160 + (2 * 80 + 2 * 40 + 2 * 200) * 2));
+  CHECK(s.stages[2].alive_at_products == stage(s, "feed_forward"));
+  CHECK(s.weight_scratch == 0);  // dense weights
+}
+
+TEST_CASE(
+    "a quantized decoder holds its largest matrix dequantized in the dtype",
+    "[estimate]") {
+  Workload w = text_workload("bfloat16");
+  w.quantized = true;
+  DecoderDims d = small_dims();
+  // The feed-forward's 16 x 8 is the largest: 16 x 8 x 2 B.
+  SequenceShape s = decoder_text_encode_shape(w, d);
+  CHECK(s.weight_scratch == 16 * 8 * 2);
+  CHECK_THAT(s.weight_scratch_detail, Catch::Contains("mlp gate"));
+  // Heads wider than the feed-forward: q_proj, 4 heads x 8 by 8.
+  d.heads = 4;
+  d.head_dim = 8;
+  d.intermediate = 12;
+  s = decoder_text_encode_shape(w, d);
+  CHECK(s.weight_scratch == 32 * 8 * 2);
+  CHECK_THAT(s.weight_scratch_detail, Catch::Contains("q_proj"));
 }
 
 TEST_CASE("a decoder layer's stages, with a per-head norm and shared tables",

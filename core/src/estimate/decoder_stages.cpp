@@ -55,16 +55,31 @@ SequenceShape decoder_text_encode_shape(const Workload& w,
               fmt::format("{} tokens x batch {} x (3 x hidden {} + 2 x ffn {}) "
                           "x {:g} B",
                           w.tokens, w.batch, d.hidden, d.intermediate, e));
+  // The products run beside less than the stages' peaks (the float32 norm
+  // of q, the float32 softmax): q, k and v (and o, later, beside less) beside
+  // the normed input, q before and after its norm; the two score products
+  // beside q, k and v, the scores in the dtype and their probabilities, and
+  // the output; gate, up and down at the feed-forward's own peak.
   const double hidden = double(d.hidden);
   const double q_width = double(d.heads) * head_dim;
   const double kv_width = double(d.kv_heads) * head_dim;
   const double ffn = double(d.intermediate);
-  s.count_thread_scratch(w, b * n,
-                         {{hidden, q_width},
-                          {hidden, kv_width},
-                          {q_width, hidden},
-                          {hidden, ffn},
-                          {ffn, hidden}});
+  s.count_thread_scratch(
+      w, "projection", b * n,
+      {{hidden, q_width}, {hidden, kv_width}, {q_width, hidden}},
+      resident + row + 2 * (q_elements + kv_elements) * e);
+  s.count_thread_scratch(
+      w, "attention", n, {{head_dim, n}, {n, head_dim}},
+      resident + row + (2 * q_elements + 2 * kv_elements + 2 * scores) * e);
+  s.count_thread_scratch(w, "feed_forward", b * n,
+                         {{hidden, ffn}, {ffn, hidden}});
+  // The largest matrix a quantized encoder dequantizes as its layer runs:
+  // the feed-forward's (gate, up and down, intermediate by hidden), or a
+  // projection where the heads are wider than that.
+  if (ffn >= q_width)
+    s.count_weight_scratch(w, ffn, hidden, "mlp gate / up / down");
+  else
+    s.count_weight_scratch(w, q_width, hidden, "self_attn q_proj / o_proj");
   return s;
 }
 

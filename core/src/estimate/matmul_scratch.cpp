@@ -19,12 +19,13 @@ double cpu_matmul_thread_scratch(std::string_view dtype, double rows,
                                  double inner, double outer) {
   if (dtype != "bfloat16" || rows <= 0 || inner <= 0) return 0;
   // The packing buffers: up to an inner dimension of 512 one block that
-  // grows with it; above, two or three blocks' worth plus a part that grows
-  // with the rows, to a block of 256 rows.
+  // grows with it in steps of 32 (the bfloat16 kernels' blocking of the
+  // inner dimension); above, two or three blocks' worth plus a part that
+  // grows with the rows, to a block of 256 rows.
   const double row_part = 256 * std::min(rows, 256.0);
   double bytes = 0;
   if (inner <= 512)
-    bytes = 128 * std::max(inner, 32.0) + 1024;
+    bytes = 128 * 32 * std::ceil(std::max(inner, 32.0) / 32) + 1024;
   else if (inner <= 1024)
     bytes = 66688 + row_part;
   else

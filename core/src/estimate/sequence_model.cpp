@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <stdexcept>
 
 #include "mold/base/error.hpp"
 
@@ -15,20 +16,19 @@ std::string table_name(const SequenceModel& m) {
 }
 
 // The scratch of the threads past the first (the constants were measured at
-// one, whose scratch they hold); a term only where there are any.
-void add_threads_term(Estimate& e, const Workload& workload,
-                      const SequenceShape& shape, const std::string& what) {
-  if (workload.threads <= 1) return;
+// one, whose scratch they hold), `scratch` bytes each; a term only where
+// there are threads past the first and the peak has scratch for them.
+void add_threads_term(Estimate& e, const Workload& workload, double scratch,
+                      const std::string& detail, const std::string& what) {
+  if (workload.threads <= 1 || scratch <= 0) return;
   const double extra = double(workload.threads - 1);
   e.terms.emplace_back(
-      "threads", bytes_from_double(extra * shape.thread_scratch, what),
+      "threads", bytes_from_double(extra * scratch, what),
       fmt::format("{} thread{} past the first x {:g} B of matrix-product "
                   "scratch{}",
                   workload.threads - 1, workload.threads == 2 ? "" : "s",
-                  shape.thread_scratch,
-                  shape.thread_scratch_detail.empty()
-                      ? std::string()
-                      : " (" + shape.thread_scratch_detail + ")"));
+                  scratch,
+                  detail.empty() ? std::string() : " (" + detail + ")"));
   e.terms.back().counted = true;
 }
 
@@ -70,20 +70,31 @@ void SequenceShape::count_weight_scratch(const Workload& workload, double rows,
 }
 
 void SequenceShape::count_thread_scratch(
-    const Workload& workload, double rows,
-    const std::vector<MatmulShape>& products) {
-  thread_scratch = 0;
-  thread_scratch_detail.clear();
+    const Workload& workload, const std::string& stage_name, double rows,
+    const std::vector<MatmulShape>& products, std::optional<double> alive) {
+  const auto stage = std::find_if(
+      stages.begin(), stages.end(),
+      [&](const SequenceStage& s) { return s.name == stage_name; });
+  if (stage == stages.end())
+    throw std::logic_error("count_thread_scratch: no stage " + stage_name);
+  stage->thread_scratch = 0;
+  stage->thread_scratch_detail.clear();
+  stage->alive_at_products =
+      alive ? std::min(*alive, stage->bytes) : stage->bytes;
   if (workload.backend != "cpu") return;
   for (const auto& product : products) {
     const double bytes = cpu_matmul_thread_scratch(
         workload.dtype, rows, product.inner, product.outer);
-    if (bytes > thread_scratch) {
-      thread_scratch = bytes;
-      thread_scratch_detail =
+    if (bytes > stage->thread_scratch) {
+      stage->thread_scratch = bytes;
+      stage->thread_scratch_detail =
           fmt::format("{:g} rows x {:g} inner x {:g} outer, {}", rows,
                       product.inner, product.outer, workload.dtype);
     }
+  }
+  if (stage->thread_scratch > thread_scratch) {
+    thread_scratch = stage->thread_scratch;
+    thread_scratch_detail = stage->thread_scratch_detail;
   }
 }
 
@@ -108,8 +119,16 @@ Estimate SequenceModel::staged_estimate(const Workload& workload,
           table_name(*this), name, workload.family, name, op));
   }
   Estimate e;
-  const SequenceStage* largest = nullptr;
-  double largest_bytes = -1;
+  // Each stage peaks at the larger of its own peak and what is alive while
+  // its products run plus the threads' scratch; the op at its largest stage.
+  const double batch = double(workload.batch);
+  const double extra_threads = double(std::max(workload.threads - 1, 0));
+  struct Peak {
+    const SequenceStage* stage = nullptr;
+    double fitted = -1;  // factor x the count it peaks at
+    bool at_products = false;
+    double total = -1;
+  } peak;
   for (const auto& stage : shape.stages) {
     const auto factor = stage_factors.find(stage.name);
     if (factor == stage_factors.end())
@@ -118,27 +137,46 @@ Estimate SequenceModel::staged_estimate(const Workload& workload,
           "(measure it with molddiag calibrate --family {} --op {})",
           table_name(*this), stage.name, workload.family, stage.name, op,
           workload.family, op));
-    const double bytes = factor->second * stage.bytes;
-    if (bytes > largest_bytes) {
-      largest_bytes = bytes;
-      largest = &stage;
-    }
+    const double own = factor->second * stage.bytes;
+    const double own_total = (own + fixed_bytes * batch) * headroom;
+    const double alive =
+        factor->second * std::min(stage.alive_at_products, stage.bytes);
+    const double products_total = (alive + fixed_bytes * batch) * headroom +
+                                  extra_threads * stage.thread_scratch;
+    const bool at_products = extra_threads > 0 && stage.thread_scratch > 0 &&
+                             products_total > own_total;
+    const double total = at_products ? products_total : own_total;
+    if (total > peak.total)
+      peak = {&stage, at_products ? alive : own, at_products, total};
   }
-  // The op peaks at its largest stage: that one is the estimate; the others
-  // are listed at 0 bytes, with what they would need.
+  // That stage is the estimate; the others are listed at 0 bytes, with what
+  // they would need.
   for (const auto& stage : shape.stages) {
     const double factor = stage_factors.at(stage.name);
-    const bool peak = &stage == largest;
-    e.terms.emplace_back(
-        stage.name,
-        peak ? bytes_from_double(factor * stage.bytes, what) : Bytes(0),
-        fmt::format("{}{:g} x {}{}", peak ? "" : "below the largest stage: ",
-                    factor, stage.detail, peak ? " (the largest stage)" : ""),
-        stage.name + "_factor", stage.bytes);
+    if (&stage != peak.stage) {
+      e.terms.emplace_back(stage.name, Bytes(0),
+                           fmt::format("below the largest stage: {:g} x {}",
+                                       factor, stage.detail),
+                           stage.name + "_factor", stage.bytes);
+    } else if (!peak.at_products) {
+      e.terms.emplace_back(
+          stage.name, bytes_from_double(peak.fitted, what),
+          fmt::format("{:g} x {} (the largest stage)", factor, stage.detail),
+          stage.name + "_factor", stage.bytes);
+    } else {
+      const double alive = std::min(stage.alive_at_products, stage.bytes);
+      e.terms.emplace_back(
+          stage.name, bytes_from_double(peak.fitted, what),
+          fmt::format("{:g} x {} alive while its matrix products run, with "
+                      "the threads' scratch above its own peak of {} (the "
+                      "largest stage)",
+                      factor, format_bytes(bytes_from_double(alive, what)),
+                      stage.detail),
+          stage.name + "_factor", alive);
+    }
   }
   // What no count sees (small tensors, the libraries' scratch), per batch
   // item.
-  const double batch = double(workload.batch);
   e.terms.emplace_back(
       "fixed", bytes_from_double(fixed_bytes * batch, what),
       fmt::format("{:g} B x batch {}", fixed_bytes, workload.batch),
@@ -147,10 +185,12 @@ Estimate SequenceModel::staged_estimate(const Workload& workload,
   // the dequantization buffer (an exact count) are added as they are.
   e.terms.emplace_back(
       "headroom",
-      bytes_from_double((largest_bytes + fixed_bytes * batch) * (headroom - 1),
+      bytes_from_double((peak.fitted + fixed_bytes * batch) * (headroom - 1),
                         what),
       fmt::format("x{:g} of the largest stage and the fixed bytes", headroom));
-  add_threads_term(e, workload, shape, what);
+  if (peak.at_products)
+    add_threads_term(e, workload, peak.stage->thread_scratch,
+                     peak.stage->thread_scratch_detail, what);
   add_weights_term(e, shape, what);
   for (const auto& t : e.terms) e.bytes += t.bytes;
   e.calibrated = calibrated && workload.backend == backend;
@@ -200,7 +240,8 @@ Estimate SequenceModel::estimate(const Workload& workload,
   e.terms.emplace_back("headroom",
                        bytes_from_double(fitted * (headroom - 1), what),
                        fmt::format("x{:g} of the terms above", headroom));
-  add_threads_term(e, workload, shape, what);
+  add_threads_term(e, workload, shape.thread_scratch,
+                   shape.thread_scratch_detail, what);
   add_weights_term(e, shape, what);
   for (const auto& t : e.terms) e.bytes += t.bytes;
 

@@ -159,8 +159,12 @@ Workload DiffusionPipeline::workload(std::string_view op,
   w.tokens = tokens;
   w.arch = arch_;
   w.threads = compute_threads(w.backend);
-  w.quantized =
-      op == ops::kDenoise && transformer_ && transformer_->quantized();
+  // The op's weights are ggml blocks dequantized as each layer runs: the
+  // text encoder's for the text encoding, the transformer's for denoising.
+  const auto& weights = op == ops::kDenoise      ? transformer_
+                        : op == ops::kTextEncode ? text_encoder_
+                                                 : nullptr;
+  w.quantized = weights && weights->quantized();
   return w;
 }
 

@@ -43,8 +43,12 @@ struct DecoderDims {
 ///    float32 copy of scores in another dtype, beside v;
 ///  - feed-forward: gate and up (intermediate wide) beside the hidden states,
 ///    the residual sum and the normed input.
-/// Also the thread scratch of its products (q, k and v, o, gate and up,
-/// down).
+/// Each stage also has the threads' scratch of its matrix products and what
+/// is alive while they run: less than the projection's and the attention's
+/// peaks (an elementwise step: q's float32 norm, the float32 softmax), the
+/// feed-forward's own peak (up beside gate).
+/// A quantized encoder (workload.quantized) also holds its largest matrix
+/// dequantized in the dtype while that layer runs.
 SequenceShape decoder_text_encode_shape(const Workload& workload,
                                         const DecoderDims& dims);
 

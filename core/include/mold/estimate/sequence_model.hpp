@@ -31,8 +31,11 @@
 ///     fixed_bytes = 4096          # what no count sees, per batch item
 ///     headroom = 1.05
 ///
-/// estimate = (max over stages (factor x counted bytes) + fixed_bytes x
-/// batch) x headroom + (threads - 1) x thread scratch + weight scratch,
+/// estimate = max over stages of the larger of
+///     (factor x counted bytes + fixed_bytes x batch) x headroom and
+///     (factor x bytes alive at its products + fixed_bytes x batch)
+///       x headroom + (threads - 1) x the stage's thread scratch,
+/// + weight scratch,
 /// the weight scratch being a quantized model's dequantized matrix: the
 /// headroom covers what was fitted, not a bound or an exact count. The
 /// widths and dtypes are in the count, so one table serves every
@@ -41,6 +44,7 @@
 
 #include <filesystem>
 #include <map>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -55,6 +59,16 @@ struct SequenceStage {
   std::string name;    ///< "attention": the table's key is name + "_factor"
   double bytes = 0;    ///< the count
   std::string detail;  ///< how it was counted, for --plan and the JSON
+  /// The scratch each compute thread past the first adds while the stage's
+  /// matrix products run (cpu_matmul_thread_scratch of the largest; 0 on a
+  /// GPU), and the bytes alive then (counted like `bytes`, at most them,
+  /// one thread's scratch aside): a stage whose peak is an elementwise step
+  /// (a norm, a softmax) runs its products beside less than that peak, so
+  /// more threads raise the op's peak only once the scratch outgrows the
+  /// difference.
+  double thread_scratch = 0;
+  double alive_at_products = 0;
+  std::string thread_scratch_detail{};
 };
 
 /// What one workload makes of an architecture, per batch item.
@@ -72,10 +86,11 @@ struct SequenceShape {
   /// The scratch each compute thread past the first adds at the op's peak
   /// (cpu_matmul_thread_scratch of its largest product; 0 on a GPU): the
   /// constants are measured at one thread, so the estimate adds
-  /// (workload.threads - 1) x this, with no constant of its own.
+  /// (workload.threads - 1) x this, with no constant of its own, in the
+  /// per-token form; a staged shape uses its stages' own scratch instead.
   double thread_scratch = 0;
   /// "14 rows x 2560 inner x 4096 outer, bfloat16"
-  std::string thread_scratch_detail;
+  std::string thread_scratch_detail{};
 
   /// A quantized model's dequantization buffer (workload.quantized): the
   /// largest matrix dequantized in the dtype, alive through the op. Counted
@@ -87,11 +102,16 @@ struct SequenceShape {
 
   /// Adds the stage `name` of `bytes`, its detail "<bytes>: <how>".
   void add_stage(const std::string& name, double bytes, const std::string& how);
-  /// Sets thread_scratch to the largest cpu_matmul_thread_scratch of the
-  /// layer's `products` over `rows` rows in the workload's dtype, on the
-  /// cpu backend (0 on any other).
-  void count_thread_scratch(const Workload& workload, double rows,
-                            const std::vector<MatmulShape>& products);
+  /// Sets the thread scratch of the stage `stage` (added before): the
+  /// largest cpu_matmul_thread_scratch of its `products`, each over `rows`
+  /// rows in the workload's dtype, on the cpu backend (0 on any other), and
+  /// the bytes alive while they run (`alive`, at most the stage's bytes:
+  /// the default). Raises the shape's thread_scratch to it. Throws
+  /// std::logic_error for a stage not added.
+  void count_thread_scratch(const Workload& workload, const std::string& stage,
+                            double rows,
+                            const std::vector<MatmulShape>& products,
+                            std::optional<double> alive = std::nullopt);
   /// Sets weight_scratch when the workload's weights are quantized and the
   /// largest matrix the op dequantizes is `rows` x `columns` (`name`, for
   /// the detail): that many elements in the dtype on the cpu backend, whose
