@@ -225,6 +225,17 @@ mold::SequenceShape denoise_shape(const mold::Workload& w,
                          {{head_dim, keys}, {keys, head_dim}});
   s.count_thread_scratch(w, "feed_forward", b * n,
                          {{dim, 4 * dim}, {4 * dim, dim}});
+  // Beside no more than what stays alive through the blocks: the timestep's
+  // MLP and the modulations, a row per image (two with Edit-2511's clean
+  // timestep: the same scratch), and the text's input projection.
+  s.count_thread_scratch(
+      w, "rotary", 2 * b,
+      {{double(QwenImageTransformerConfig::timestep_frequency_dim), dim},
+       {dim, dim},
+       {dim, 6 * dim}},
+      resident, "the timestep's MLP and the modulations");
+  s.count_thread_scratch(w, "rotary", b * double(text_tokens),
+                         {{double(d.joint), dim}}, resident, "txt_in");
   // The largest matrix: each block's modulation (6 x dim by dim), or the
   // text's input projection where the text encoder is wider than that.
   if (6 * dim >= double(d.joint))

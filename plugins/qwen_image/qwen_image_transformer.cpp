@@ -23,7 +23,8 @@ using mold::JsonConfig;
 
 namespace {
 
-constexpr int64_t kFrequencyDim = 256;     // Timesteps(num_channels=256)
+constexpr int64_t kFrequencyDim =
+    QwenImageTransformerConfig::timestep_frequency_dim;
 constexpr double kTimestepScale = 1000.0;  // Timesteps(scale=1000)
 constexpr double kMaxPeriod = 10000.0;     // of the timestep sinusoids
 constexpr double kNormEps = 1e-6;          // every norm of the model

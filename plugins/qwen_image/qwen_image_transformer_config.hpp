@@ -23,6 +23,10 @@ struct QwenImageTransformerConfig {
   /// embedding of timestep 0 (they are clean), the noisy image's with t.
   bool zero_cond_t = false;
 
+  /// The timestep's sinusoid width (Timesteps(num_channels=256); fixed in
+  /// the reference, not a config key).
+  static constexpr int64_t timestep_frequency_dim = 256;
+
   int64_t inner_dim() const { return attention_head_dim * num_attention_heads; }
 
   /// Qwen/Qwen-Image's transformer/config.json (20,430,401,088 parameters).

@@ -44,7 +44,8 @@ TextEncoderDims text_encoder_dims(const Qwen3Config& c) {
 }
 
 TransformerDims transformer_dims(const ZImageTransformerConfig& c) {
-  return {long(c.dim), long(c.n_heads), long(c.head_dim()), long(c.ffn_dim())};
+  return {long(c.dim),       long(c.n_heads),     long(c.head_dim()),
+          long(c.ffn_dim()), long(c.adaln_dim()), long(c.cap_feat_dim)};
 }
 
 TextEncoderDims text_encoder_dims(const std::string& arch) {
@@ -114,6 +115,21 @@ mold::SequenceShape denoise_shape(const mold::Workload& w,
   s.count_thread_scratch(w, "attention", double(chunk.rows),
                          {{head_dim, keys}, {keys, head_dim}});
   s.count_thread_scratch(w, "feed_forward", b * n, {{dim, ffn}, {ffn, dim}});
+  // Beside no more than what stays alive through the layers: the timestep's
+  // MLP and the modulations, one row per image (1024 wide inside the MLP:
+  // at the tiny width its scratch is the op's largest), and the embedders
+  // of the caption and the patches.
+  const double adaln = double(d.adaln);
+  s.count_thread_scratch(
+      w, "rotary", b,
+      {{double(ZImageTransformerConfig::timestep_frequency_dim),
+        double(ZImageTransformerConfig::timestep_hidden)},
+       {double(ZImageTransformerConfig::timestep_hidden), adaln},
+       {adaln, 4 * dim}},
+      resident, "the timestep's MLP and the modulations");
+  s.count_thread_scratch(
+      w, "rotary", b * double(round_up(std::max(w.tokens, 1), kSeqMultiple)),
+      {{double(d.cap_feat), dim}}, resident, "cap_embedder");
   // The largest matrix: the feed-forward's (w1 and w3, ffn by dim).
   s.count_weight_scratch(w, std::max(ffn, dim), dim, "feed_forward.w1 / w3");
   return s;

@@ -34,6 +34,8 @@ struct ZImageTransformerConfig;
 using TextEncoderDims = mold::DecoderDims;
 struct TransformerDims {
   long dim = 0, heads = 0, head_dim = 0, ffn = 0;
+  long adaln = 0;     ///< the timestep embedding's width
+  long cap_feat = 0;  ///< the caption features' width, cap_embedder's input
 };
 
 /// The published architecture's and the tiny one's ("default", "tiny");

@@ -25,8 +25,9 @@ namespace {
 
 constexpr int64_t kAdalnEmbedDim = 256;  // ADALN_EMBED_DIM
 constexpr int64_t kSeqMultiple = 32;     // SEQ_MULTI_OF
-constexpr int64_t kFrequencyDim = 256;   // the timestep's sinusoid width
-constexpr int64_t kTimestepMid = 1024;   // t_embedder's hidden width
+constexpr int64_t kFrequencyDim =
+    ZImageTransformerConfig::timestep_frequency_dim;
+constexpr int64_t kTimestepMid = ZImageTransformerConfig::timestep_hidden;
 constexpr double kMaxPeriod = 10000.0;   // of the timestep sinusoids
 constexpr double kFinalNormEps = 1e-6;   // the final LayerNorm
 constexpr double kQkNormEps = 1e-5;  // norm_q / norm_k (fixed, not norm_eps)

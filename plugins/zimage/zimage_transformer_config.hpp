@@ -30,6 +30,11 @@ struct ZImageTransformerConfig {
   std::vector<int64_t> axes_dims{32, 48, 48};
   std::vector<int64_t> axes_lens{1536, 512, 512};
 
+  /// The timestep's sinusoid width and t_embedder's hidden width (fixed in
+  /// the reference, not config keys).
+  static constexpr int64_t timestep_frequency_dim = 256;
+  static constexpr int64_t timestep_hidden = 1024;
+
   int64_t head_dim() const { return dim / n_heads; }
   /// The width of the timestep embedding that modulates: min(dim, 256).
   int64_t adaln_dim() const;

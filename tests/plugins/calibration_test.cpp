@@ -403,8 +403,8 @@ bytes_per_token = 3
 }
 
 TEST_CASE(
-    "each compute thread past the first adds its matrix-product scratch, on "
-    "the cpu backend, outside the headroom",
+    "each compute thread adds its matrix-product scratch to a stage that "
+    "peaks while its products run, on the cpu backend, outside the headroom",
     "[calibration]") {
   TempDir dir;
   const auto path = dir.write("fam.calibration.toml", R"(
@@ -426,30 +426,33 @@ headroom = 1.1
         cpu_matmul_thread_scratch("bfloat16", 14, 9728, 2560));
   CHECK_THAT(shape.thread_scratch_detail, Catch::Contains("14 rows"));
   const Estimate one = table->estimate(w, shape);
-  CHECK(one.bytes == 1100000);  // the factors were measured at one thread
+  // The count is of the tensors: the one thread's scratch comes on top.
+  CHECK(std::abs(double(one.bytes) - (1000000 * 1.1 + shape.thread_scratch)) <
+        2);
   w.threads = 4;
   const Estimate four = table->estimate(w, shape);
   const auto threads =
       std::find_if(four.terms.begin(), four.terms.end(),
                    [](const EstimateTerm& t) { return t.name == "threads"; });
   REQUIRE(threads != four.terms.end());
-  CHECK(double(threads->bytes) == 3 * shape.thread_scratch);
-  CHECK_THAT(threads->detail, Catch::StartsWith("3 threads past the first"));
+  CHECK(double(threads->bytes) == 4 * shape.thread_scratch);
+  CHECK_THAT(threads->detail, Catch::StartsWith("4 threads x"));
   // A bound: the headroom covers only the fitted part.
   CHECK(std::abs(double(four.bytes) -
-                 (1000000 * 1.1 + 3 * shape.thread_scratch)) < 2);
+                 (1000000 * 1.1 + 4 * shape.thread_scratch)) < 2);
   // float32 products pack into OpenBLAS's own buffers; a GPU's scratch does
   // not grow with the host's threads.
   w.dtype = "float32";
-  shape.thread_scratch = 0;
-  shape.count_thread_scratch(w, "attention", 14, {{2560, 9728}});
-  CHECK(shape.stages[0].thread_scratch == 0);
-  CHECK(shape.thread_scratch == 0);
+  SequenceShape dense;
+  dense.stages = {{"attention", 1000000, "counted"}};
+  dense.count_thread_scratch(w, "attention", 14, {{2560, 9728}});
+  CHECK(dense.stages[0].products.empty());
+  CHECK(dense.thread_scratch == 0);
   w.dtype = "bfloat16";
   w.backend = "cuda";
-  shape.count_thread_scratch(w, "attention", 14, {{2560, 9728}});
-  CHECK(shape.stages[0].thread_scratch == 0);
-  CHECK(shape.thread_scratch == 0);
+  dense.count_thread_scratch(w, "attention", 14, {{2560, 9728}});
+  CHECK(dense.stages[0].products.empty());
+  CHECK(dense.thread_scratch == 0);
 }
 
 TEST_CASE(
@@ -475,18 +478,20 @@ headroom = 1.0
   shape.count_thread_scratch(w, "attention", 64, {{128, 64}}, 500000.0);
   // The feed-forward peaks while its products run (alive: all of it).
   shape.count_thread_scratch(w, "feed_forward", 14, {{2560, 9728}});
-  const double attention_scratch = shape.stages[0].thread_scratch;
-  const double scratch = shape.stages[1].thread_scratch;
+  REQUIRE(shape.stages[0].products.size() == 1);
+  REQUIRE(shape.stages[1].products.size() == 1);
+  const double attention_scratch = shape.stages[0].products[0].thread_scratch;
+  const double scratch = shape.stages[1].products[0].thread_scratch;
   CHECK(attention_scratch ==
         cpu_matmul_thread_scratch("bfloat16", 64, 128, 64));
   CHECK(scratch == cpu_matmul_thread_scratch("bfloat16", 14, 2560, 9728));
-  CHECK(shape.stages[0].alive_at_products == 500000);
-  CHECK(shape.stages[1].alive_at_products == 1000000);
+  CHECK(shape.stages[0].products[0].alive == 500000);
+  CHECK(shape.stages[1].products[0].alive == 1000000);
   CHECK(shape.thread_scratch == scratch);  // the largest, for per-token tables
   // Never more alive than the stage's peak.
   SequenceShape capped = shape;
   capped.count_thread_scratch(w, "attention", 64, {{128, 64}}, 9e9);
-  CHECK(capped.stages[0].alive_at_products == 2000000);
+  CHECK(capped.stages[0].products.back().alive == 2000000);
   const auto threads_term = [](const Estimate& e) {
     return std::find_if(e.terms.begin(), e.terms.end(),
                         [](const auto& t) { return t.name == "threads"; });
@@ -505,9 +510,9 @@ headroom = 1.0
   // Enough threads that the feed-forward with its scratch is the peak.
   w.threads = 2 + int(1000000 / scratch);
   e = table->estimate(w, shape);
-  CHECK(std::abs(double(e.bytes) - (1000000 + (w.threads - 1) * scratch)) < 2);
+  CHECK(std::abs(double(e.bytes) - (1000000 + w.threads * scratch)) < 2);
   REQUIRE(threads_term(e) != e.terms.end());
-  CHECK(double(threads_term(e)->bytes) == (w.threads - 1) * scratch);
+  CHECK(double(threads_term(e)->bytes) == w.threads * scratch);
   // The attention's products at many threads: what is alive then, not its
   // peak, carries the scratch.
   const int many = 2 + int(1500000 / attention_scratch);
@@ -523,12 +528,53 @@ headroom = 1.0
 )"));
   w.threads = many;
   e = only.find_sequence("denoise", "cpu")->estimate(w, attention_only);
-  CHECK(std::abs(double(e.bytes) - (500000 + (many - 1) * attention_scratch)) <
-        2);
+  CHECK(std::abs(double(e.bytes) - (500000 + many * attention_scratch)) < 2);
   CHECK_THAT(e.terms.front().detail, Catch::Contains("alive while its"));
   // A stage that is not there is a programming error, named.
   CHECK_THROWS_WITH(shape.count_thread_scratch(w, "mlp", 14, {{2560, 9728}}),
                     Catch::Contains("no stage mlp"));
+}
+
+TEST_CASE(
+    "products beside fewer tensors with more scratch each are the peak at "
+    "many threads (the tiny transformer's timestep MLP)",
+    "[calibration]") {
+  TempDir dir;
+  const auto file = CalibrationFile::load(dir.write("fam.calibration.toml", R"(
+[denoise.cpu]
+rotary_factor = 1
+fixed_bytes = 0
+headroom = 1.0
+)"));
+  const SequenceModel* table = file.find_sequence("denoise", "cpu");
+  REQUIRE(table);
+  Workload w{"fam", "", "denoise", "cpu", "bfloat16", 1, 64, 64};
+  SequenceShape shape;
+  shape.stages = {{"rotary", 400000, "counted"}};
+  // The layer's projections beside all of the stage (inner 64), the
+  // timestep's MLP beside a tenth of it (one row, inner 1024).
+  shape.count_thread_scratch(w, "rotary", 192, {{64, 64}});
+  shape.count_thread_scratch(w, "rotary", 1, {{256, 1024}, {1024, 64}}, 40000.0,
+                             "the timestep's MLP");
+  REQUIRE(shape.stages[0].products.size() == 2);
+  const double layer = cpu_matmul_thread_scratch("bfloat16", 192, 64, 64);
+  const double mlp = cpu_matmul_thread_scratch("bfloat16", 1, 1024, 64);
+  REQUIRE(mlp > layer);
+  CHECK(shape.thread_scratch == mlp);
+  // Few threads: the layer's products beside the whole stage.
+  w.threads = 2;
+  Estimate e = table->estimate(w, shape);
+  CHECK(std::abs(double(e.bytes) - (400000 + 2 * layer)) < 2);
+  // Many: the MLP's scratch beside the fewer tensors outgrows them.
+  w.threads = 16;
+  REQUIRE(40000 + 16 * mlp > 400000 + 16 * layer);
+  e = table->estimate(w, shape);
+  CHECK(std::abs(double(e.bytes) - (40000 + 16 * mlp)) < 2);
+  const auto threads =
+      std::find_if(e.terms.begin(), e.terms.end(),
+                   [](const EstimateTerm& t) { return t.name == "threads"; });
+  REQUIRE(threads != e.terms.end());
+  CHECK_THAT(threads->detail, Catch::Contains("the timestep's MLP: 1 rows"));
 }
 
 TEST_CASE(

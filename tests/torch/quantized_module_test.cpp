@@ -220,3 +220,42 @@ TEST_CASE("a GGUF that is not the model's is refused naming the tensor",
   CHECK_THROWS_WITH(gguf_checkpoint(dir.path()),
                     Catch::Contains("2 GGUF files"));
 }
+
+namespace {
+
+/// Two matrices of Q8_0 blocks, the second four times the first.
+class TwoMatrices final : public Module {
+ public:
+  TwoMatrices() {
+    add("small.weight", {64, 64});
+    add("large.weight", {256, 64});
+  }
+  std::string describe() const override { return "two matrices"; }
+  bool reads_quantized_weights() const override { return true; }
+  /// Dequantizes the small one, then the large one, into one scratch.
+  void dequantize_both() const {
+    at::Tensor scratch;
+    weight("small.weight", scratch);
+    weight("large.weight", scratch);
+  }
+};
+
+}  // namespace
+
+TEST_CASE(
+    "a scratch that grows frees the smaller buffer before it allocates the "
+    "larger one",
+    "[gguf][quantize]") {
+  auto cpu = CpuBackend::instance();
+  TwoMatrices model;
+  model.init_from_seed(1);
+  model.quantize(GgmlType::q8_0);
+  REQUIRE(model.is_quantized("large.weight"));
+  const Bytes before = cpu->stats().allocated;
+  cpu->reset_peak();
+  model.dequantize_both();
+  // float32: the large matrix's 256 x 64 x 4 bytes, never beside the
+  // small one's 64 x 64 x 4.
+  CHECK(cpu->stats().peak_allocated - before == 256 * 64 * 4);
+  CHECK(cpu->stats().allocated == before);
+}

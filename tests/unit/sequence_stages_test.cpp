@@ -59,17 +59,20 @@ TEST_CASE("a decoder layer's stages, without a per-head norm, rotary per item",
   // Each stage has its products' scratch: the projections' (inner hidden
   // 8), the score products' (inner head_dim 4 and 10 tokens: one block of
   // 32), the feed-forward's (inner up to 16).
-  for (const auto& st : s.stages) CHECK(st.thread_scratch == 128 * 32 + 1024);
+  for (const auto& st : s.stages) {
+    REQUIRE(st.products.size() == 1);
+    CHECK(st.products[0].thread_scratch == 128 * 32 + 1024);
+  }
   CHECK(s.thread_scratch == 128 * 32 + 1024);
   // The projections run beside the normed input, q before and after its
   // norm, k and v: 2 x (80 + 40) x 2 B above the resident bytes and the
   // row; the scores' products beside q, k, v, the output and the scores
   // and their probabilities in the dtype: (2 x 80 + 2 x 40 + 2 x 200) x 2 B.
-  CHECK(s.stages[0].alive_at_products == resident + 160 + 2 * (80 + 40) * 2);
-  CHECK(s.stages[1].alive_at_products ==
+  CHECK(s.stages[0].products[0].alive == resident + 160 + 2 * (80 + 40) * 2);
+  CHECK(s.stages[1].products[0].alive ==
         std::min(stage(s, "attention"),
                  resident + 160 + (2 * 80 + 2 * 40 + 2 * 200) * 2));
-  CHECK(s.stages[2].alive_at_products == stage(s, "feed_forward"));
+  CHECK(s.stages[2].products[0].alive == stage(s, "feed_forward"));
   CHECK(s.weight_scratch == 0);  // dense weights
 }
 

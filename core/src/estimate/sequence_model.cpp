@@ -15,18 +15,17 @@ std::string table_name(const SequenceModel& m) {
   return fmt::format("[{}.{}] of {}", m.op, m.backend, m.file.string());
 }
 
-// The scratch of the threads past the first (the constants were measured at
-// one, whose scratch they hold), `scratch` bytes each; a term only where
-// there are threads past the first and the peak has scratch for them.
-void add_threads_term(Estimate& e, const Workload& workload, double scratch,
+// `threads` threads' matrix-product scratch, `scratch` bytes each: the
+// threads past the first where the constants were measured at one, whose
+// scratch they hold (`past_first`), every thread where the count is of the
+// tensors alone; a term only where there are any and the peak has scratch.
+void add_threads_term(Estimate& e, int threads, bool past_first, double scratch,
                       const std::string& detail, const std::string& what) {
-  if (workload.threads <= 1 || scratch <= 0) return;
-  const double extra = double(workload.threads - 1);
+  if (threads <= 0 || scratch <= 0) return;
   e.terms.emplace_back(
-      "threads", bytes_from_double(extra * scratch, what),
-      fmt::format("{} thread{} past the first x {:g} B of matrix-product "
-                  "scratch{}",
-                  workload.threads - 1, workload.threads == 2 ? "" : "s",
+      "threads", bytes_from_double(double(threads) * scratch, what),
+      fmt::format("{} thread{}{} x {:g} B of matrix-product scratch{}", threads,
+                  threads == 1 ? "" : "s", past_first ? " past the first" : "",
                   scratch,
                   detail.empty() ? std::string() : " (" + detail + ")"));
   e.terms.back().counted = true;
@@ -71,31 +70,32 @@ void SequenceShape::count_weight_scratch(const Workload& workload, double rows,
 
 void SequenceShape::count_thread_scratch(
     const Workload& workload, const std::string& stage_name, double rows,
-    const std::vector<MatmulShape>& products, std::optional<double> alive) {
+    const std::vector<MatmulShape>& products, std::optional<double> alive,
+    const std::string& what) {
   const auto stage = std::find_if(
       stages.begin(), stages.end(),
       [&](const SequenceStage& s) { return s.name == stage_name; });
   if (stage == stages.end())
     throw std::logic_error("count_thread_scratch: no stage " + stage_name);
-  stage->thread_scratch = 0;
-  stage->thread_scratch_detail.clear();
-  stage->alive_at_products =
-      alive ? std::min(*alive, stage->bytes) : stage->bytes;
   if (workload.backend != "cpu") return;
+  StageProducts group;
+  group.alive = alive ? std::min(*alive, stage->bytes) : stage->bytes;
   for (const auto& product : products) {
     const double bytes = cpu_matmul_thread_scratch(
         workload.dtype, rows, product.inner, product.outer);
-    if (bytes > stage->thread_scratch) {
-      stage->thread_scratch = bytes;
-      stage->thread_scratch_detail =
-          fmt::format("{:g} rows x {:g} inner x {:g} outer, {}", rows,
-                      product.inner, product.outer, workload.dtype);
+    if (bytes > group.thread_scratch) {
+      group.thread_scratch = bytes;
+      group.detail = fmt::format("{}{:g} rows x {:g} inner x {:g} outer, {}",
+                                 what.empty() ? "" : what + ": ", rows,
+                                 product.inner, product.outer, workload.dtype);
     }
   }
-  if (stage->thread_scratch > thread_scratch) {
-    thread_scratch = stage->thread_scratch;
-    thread_scratch_detail = stage->thread_scratch_detail;
+  if (group.thread_scratch <= 0) return;
+  if (group.thread_scratch > thread_scratch) {
+    thread_scratch = group.thread_scratch;
+    thread_scratch_detail = group.detail;
   }
+  stage->products.push_back(std::move(group));
 }
 
 Estimate SequenceModel::staged_estimate(const Workload& workload,
@@ -122,11 +122,11 @@ Estimate SequenceModel::staged_estimate(const Workload& workload,
   // Each stage peaks at the larger of its own peak and what is alive while
   // its products run plus the threads' scratch; the op at its largest stage.
   const double batch = double(workload.batch);
-  const double extra_threads = double(std::max(workload.threads - 1, 0));
+  const double threads = double(std::max(workload.threads, 1));
   struct Peak {
     const SequenceStage* stage = nullptr;
-    double fitted = -1;  // factor x the count it peaks at
-    bool at_products = false;
+    const StageProducts* products = nullptr;  // where it peaks at them
+    double fitted = -1;                       // factor x the count it peaks at
     double total = -1;
   } peak;
   for (const auto& stage : shape.stages) {
@@ -139,15 +139,14 @@ Estimate SequenceModel::staged_estimate(const Workload& workload,
           workload.family, op));
     const double own = factor->second * stage.bytes;
     const double own_total = (own + fixed_bytes * batch) * headroom;
-    const double alive =
-        factor->second * std::min(stage.alive_at_products, stage.bytes);
-    const double products_total = (alive + fixed_bytes * batch) * headroom +
-                                  extra_threads * stage.thread_scratch;
-    const bool at_products = extra_threads > 0 && stage.thread_scratch > 0 &&
-                             products_total > own_total;
-    const double total = at_products ? products_total : own_total;
-    if (total > peak.total)
-      peak = {&stage, at_products ? alive : own, at_products, total};
+    if (own_total > peak.total) peak = {&stage, nullptr, own, own_total};
+    for (const auto& group : stage.products) {
+      const double alive = factor->second * std::min(group.alive, stage.bytes);
+      // The count is of the tensors: every thread's scratch comes on top.
+      const double total = (alive + fixed_bytes * batch) * headroom +
+                           threads * group.thread_scratch;
+      if (total > peak.total) peak = {&stage, &group, alive, total};
+    }
   }
   // That stage is the estimate; the others are listed at 0 bytes, with what
   // they would need.
@@ -158,13 +157,13 @@ Estimate SequenceModel::staged_estimate(const Workload& workload,
                            fmt::format("below the largest stage: {:g} x {}",
                                        factor, stage.detail),
                            stage.name + "_factor", stage.bytes);
-    } else if (!peak.at_products) {
+    } else if (peak.products == nullptr) {
       e.terms.emplace_back(
           stage.name, bytes_from_double(peak.fitted, what),
           fmt::format("{:g} x {} (the largest stage)", factor, stage.detail),
           stage.name + "_factor", stage.bytes);
     } else {
-      const double alive = std::min(stage.alive_at_products, stage.bytes);
+      const double alive = std::min(peak.products->alive, stage.bytes);
       e.terms.emplace_back(
           stage.name, bytes_from_double(peak.fitted, what),
           fmt::format("{:g} x {} alive while its matrix products run, with "
@@ -188,9 +187,9 @@ Estimate SequenceModel::staged_estimate(const Workload& workload,
       bytes_from_double((peak.fitted + fixed_bytes * batch) * (headroom - 1),
                         what),
       fmt::format("x{:g} of the largest stage and the fixed bytes", headroom));
-  if (peak.at_products)
-    add_threads_term(e, workload, peak.stage->thread_scratch,
-                     peak.stage->thread_scratch_detail, what);
+  if (peak.products != nullptr)
+    add_threads_term(e, int(threads), false, peak.products->thread_scratch,
+                     peak.products->detail, what);
   add_weights_term(e, shape, what);
   for (const auto& t : e.terms) e.bytes += t.bytes;
   e.calibrated = calibrated && workload.backend == backend;
@@ -240,7 +239,7 @@ Estimate SequenceModel::estimate(const Workload& workload,
   e.terms.emplace_back("headroom",
                        bytes_from_double(fitted * (headroom - 1), what),
                        fmt::format("x{:g} of the terms above", headroom));
-  add_threads_term(e, workload, shape.thread_scratch,
+  add_threads_term(e, workload.threads - 1, true, shape.thread_scratch,
                    shape.thread_scratch_detail, what);
   add_weights_term(e, shape, what);
   for (const auto& t : e.terms) e.bytes += t.bytes;

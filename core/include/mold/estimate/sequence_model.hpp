@@ -34,7 +34,7 @@
 /// estimate = max over stages of the larger of
 ///     (factor x counted bytes + fixed_bytes x batch) x headroom and
 ///     (factor x bytes alive at its products + fixed_bytes x batch)
-///       x headroom + (threads - 1) x the stage's thread scratch,
+///       x headroom + threads x the stage's thread scratch,
 /// + weight scratch,
 /// the weight scratch being a quantized model's dequantized matrix: the
 /// headroom covers what was fitted, not a bound or an exact count. The
@@ -53,22 +53,28 @@
 
 namespace mold {
 
+/// Matrix products a stage runs beside the same tensors: the scratch each
+/// compute thread adds while they run (cpu_matmul_thread_scratch of the
+/// largest; 0 on a GPU) and the bytes of the tensors alive then (counted
+/// like the stage's bytes, at most them; every thread's scratch comes on
+/// top). A stage whose peak is an elementwise step (a norm, a softmax) runs
+/// its products beside less than that peak, so threads raise the op's peak
+/// only once their scratch outgrows the difference.
+struct StageProducts {
+  double thread_scratch = 0;
+  double alive = 0;
+  std::string detail;  ///< "14 rows x 2560 inner x 9728 outer, bfloat16"
+};
+
 /// One stage of an op's layer: the bytes its code holds at once at the
 /// stage's peak (what stays alive through the op included), batch included.
 struct SequenceStage {
   std::string name;    ///< "attention": the table's key is name + "_factor"
   double bytes = 0;    ///< the count
   std::string detail;  ///< how it was counted, for --plan and the JSON
-  /// The scratch each compute thread past the first adds while the stage's
-  /// matrix products run (cpu_matmul_thread_scratch of the largest; 0 on a
-  /// GPU), and the bytes alive then (counted like `bytes`, at most them,
-  /// one thread's scratch aside): a stage whose peak is an elementwise step
-  /// (a norm, a softmax) runs its products beside less than that peak, so
-  /// more threads raise the op's peak only once the scratch outgrows the
-  /// difference.
-  double thread_scratch = 0;
-  double alive_at_products = 0;
-  std::string thread_scratch_detail{};
+  /// Its products, by what is alive beside them (the layer's projections
+  /// beside the layer's tensors, the timestep's MLP beside fewer).
+  std::vector<StageProducts> products{};
 };
 
 /// What one workload makes of an architecture, per batch item.
@@ -102,16 +108,18 @@ struct SequenceShape {
 
   /// Adds the stage `name` of `bytes`, its detail "<bytes>: <how>".
   void add_stage(const std::string& name, double bytes, const std::string& how);
-  /// Sets the thread scratch of the stage `stage` (added before): the
-  /// largest cpu_matmul_thread_scratch of its `products`, each over `rows`
-  /// rows in the workload's dtype, on the cpu backend (0 on any other), and
-  /// the bytes alive while they run (`alive`, at most the stage's bytes:
-  /// the default). Raises the shape's thread_scratch to it. Throws
+  /// Adds to the stage `stage` (added before) products that run beside the
+  /// same tensors: the largest cpu_matmul_thread_scratch of `products`, each
+  /// over `rows` rows in the workload's dtype, on the cpu backend (none on
+  /// any other), and the bytes alive while they run (`alive`, at most the
+  /// stage's bytes: the default); `what` names them in the detail ("the
+  /// timestep's MLP"). Raises the shape's thread_scratch to it. Throws
   /// std::logic_error for a stage not added.
   void count_thread_scratch(const Workload& workload, const std::string& stage,
                             double rows,
                             const std::vector<MatmulShape>& products,
-                            std::optional<double> alive = std::nullopt);
+                            std::optional<double> alive = std::nullopt,
+                            const std::string& what = {});
   /// Sets weight_scratch when the workload's weights are quantized and the
   /// largest matrix the op dequantizes is `rows` x `columns` (`name`, for
   /// the detail): that many elements in the dtype on the cpu backend, whose
