@@ -130,8 +130,26 @@ mold::SequenceShape denoise_shape(const mold::Workload& w,
   s.count_thread_scratch(
       w, "rotary", b * double(round_up(std::max(w.tokens, 1), kSeqMultiple)),
       {{double(d.cap_feat), dim}}, resident, "cap_embedder");
-  // The largest matrix: the feed-forward's (w1 and w3, ffn by dim).
-  s.count_weight_scratch(w, std::max(ffn, dim), dim, "feed_forward.w1 / w3");
+  // The largest matrix the evaluation dequantizes: the feed-forward's (w1
+  // and w3, ffn by dim) at the published widths; t_embedder's first (1024
+  // by 256, fixed) at the tiny one.
+  struct Matrix {
+    double rows, columns;
+    const char* name;
+  };
+  const double mid = double(ZImageTransformerConfig::timestep_hidden);
+  const Matrix matrices[] = {
+      {ffn, dim, "feed_forward.w1 / w3"},
+      {dim, dim, "attention.to_q / to_k / to_v / to_out"},
+      {4 * dim, adaln, "adaLN_modulation"},
+      {mid, double(ZImageTransformerConfig::timestep_frequency_dim),
+       "t_embedder.mlp.0"},
+      {adaln, mid, "t_embedder.mlp.2"},
+      {dim, double(d.cap_feat), "cap_embedder.1"}};
+  const Matrix* largest = &matrices[0];
+  for (const Matrix& m : matrices)
+    if (m.rows * m.columns > largest->rows * largest->columns) largest = &m;
+  s.count_weight_scratch(w, largest->rows, largest->columns, largest->name);
   return s;
 }
 

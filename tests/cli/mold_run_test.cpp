@@ -140,6 +140,25 @@ TEST_CASE("mold run under a memory limit parks the text encoder and finishes",
 }
 
 TEST_CASE(
+    "a quantized transformer's run parks the text encoder for the denoise "
+    "when the limit asks for it, as a dense one's does",
+    "[mold][run][cache][gguf]") {
+  TempDir out;
+  // The text encoder (18.65 MiB in float32) and the Q8_0 transformer (748
+  // KiB) with the denoise's working memory do not fit in 20 MiB together;
+  // each with its own does.
+  const auto r =
+      run_mold({"run", "z-image-turbo:q8", kPrompt, "--tiny", "--width", "64",
+                "--height", "48", "--steps", "2", "--output", out.path(),
+                "--cpu-memory-limit", "20 MiB"});
+  INFO(r.err);
+  REQUIRE(r.exit_code == 0);
+  CHECK_THAT(r.err, Catch::Matches("[\\s\\S]*denoise: start \\([^)]*parked "
+                                   "text_encoder[\\s\\S]*"));
+  CHECK(fs::exists(fs::path(out.path()) / "z-image-turbo-0.png"));
+}
+
+TEST_CASE(
     "mold run --batch encodes the prompt once: images 2..N reuse the "
     "embeddings, with the images of separate runs, and the text encoder "
     "parked under a limit is not loaded again",
