@@ -31,10 +31,11 @@
 ///     fixed_bytes = 4096          # what no count sees, per batch item
 ///     headroom = 1.05
 ///
-/// estimate = max over stages of the larger of
-///     (factor x counted bytes + fixed_bytes x batch) x headroom and
-///     (factor x bytes alive at its products + fixed_bytes x batch)
-///       x headroom + threads x the stage's thread scratch,
+/// estimate = max over stages of the largest of
+///     (factor x counted bytes + fixed_bytes x batch) x headroom and, for
+///     each group of its products,
+///     (factor x bytes alive beside them + fixed_bytes x batch)
+///       x headroom + threads x the group's thread scratch,
 /// + weight scratch,
 /// the weight scratch being a quantized model's dequantized matrix: the
 /// headroom covers what was fitted, not a bound or an exact count. The
