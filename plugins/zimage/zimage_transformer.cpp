@@ -28,9 +28,9 @@ constexpr int64_t kSeqMultiple = 32;     // SEQ_MULTI_OF
 constexpr int64_t kFrequencyDim =
     ZImageTransformerConfig::timestep_frequency_dim;
 constexpr int64_t kTimestepMid = ZImageTransformerConfig::timestep_hidden;
-constexpr double kMaxPeriod = 10000.0;   // of the timestep sinusoids
-constexpr double kFinalNormEps = 1e-6;   // the final LayerNorm
-constexpr double kQkNormEps = 1e-5;  // norm_q / norm_k (fixed, not norm_eps)
+constexpr double kMaxPeriod = 10000.0;  // of the timestep sinusoids
+constexpr double kFinalNormEps = 1e-6;  // the final LayerNorm
+constexpr double kQkNormEps = 1e-5;     // norm_q / norm_k (fixed, not norm_eps)
 
 int64_t round_up(int64_t n, int64_t m) { return (n + m - 1) / m * m; }
 
