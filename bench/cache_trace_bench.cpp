@@ -14,7 +14,7 @@
 #include <iostream>
 #include <map>
 #include <mold/cache/cache.hpp>
-#include <mold/device/simulated_backend.hpp>
+#include <mold/cache/simulated_backend.hpp>
 #include <mold/plugin/plugin_loader.hpp>
 #include <mold/plugin/registry.hpp>
 #include <random>

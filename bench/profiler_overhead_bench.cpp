@@ -18,8 +18,8 @@
 #include <mold/plugin/registry.hpp>
 #include <mold/profile/leak_analysis.hpp>
 #include <mold/profile/parity.hpp>
+#include <mold/profile/profile_recorder.hpp>
 #include <mold/runtime/pipeline.hpp>
-#include <mold/runtime/profile_recorder.hpp>
 #include <mold/runtime/runner.hpp>
 #include <vector>
 
@@ -60,7 +60,7 @@ int main(int argc, char** argv) {
     if (profiled) {
       mold::ProfileRecorder recorder(mold::MemoryProfile{});
       runner.add_observer(&recorder);
-      runner.run(request, {});
+      runner.run(model->pipeline->resolve_request(request), {});
       runner.remove_observer(&recorder);
       const auto leak = mold::analyze_leaks(recorder.profile());
       const auto parity = mold::check_parity(recorder.profile());
@@ -68,7 +68,7 @@ int main(int argc, char** argv) {
         fmt::print(stderr, "unexpected: {} / {}\n", leak.summary,
                    parity.summary);
     } else {
-      runner.run(request, {});
+      runner.run(model->pipeline->resolve_request(request), {});
     }
     return std::chrono::duration<double>(std::chrono::steady_clock::now() -
                                          start)

@@ -79,11 +79,13 @@ int main(int argc, char** argv) {
   auto local_image = [&](int seed) {
     mold::GenerateRequest r = request;
     r.seed = std::uint64_t(seed);
-    runner.run(r, [&](mold::ImageRecord&, const mold::GeneratedImage& image) {
-      const at::Tensor pixels = image.rgb.permute({1, 2, 0}).contiguous();
-      mold::encode_png("bench", pixels.data_ptr<std::uint8_t>(), size, size,
-                       {{"prompt", request.prompt}});
-    });
+    runner.run(
+        model->pipeline->resolve_request(r),
+        [&](mold::ImageRecord&, const mold::GeneratedImage& image) {
+          const at::Tensor pixels = image.rgb.permute({1, 2, 0}).contiguous();
+          mold::encode_png("bench", pixels.data_ptr<std::uint8_t>(), size, size,
+                           {{"prompt", request.prompt}});
+        });
   };
   // Warm both: the models load once and stay resident.
   local_image(0);

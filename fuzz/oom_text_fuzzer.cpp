@@ -5,8 +5,8 @@
 #include <cstdint>
 #include <cstdlib>
 #include <mold/base/bytes.hpp>
-#include <mold/oom/oom_advice.hpp>
 #include <mold/oom/oom_text.hpp>
+#include <mold/plugin/oom_advice.hpp>
 #include <mold/plugin/registry.hpp>
 #include <string>
 

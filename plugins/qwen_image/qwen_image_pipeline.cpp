@@ -6,9 +6,9 @@
 #include <algorithm>
 #include <cmath>
 #include <mold/base/error.hpp>
-#include <mold/catalog/arch_names.hpp>
 #include <mold/catalog/components.hpp>
 #include <mold/config/json_config.hpp>
+#include <mold/estimate/arch_names.hpp>
 #include <mold/estimate/workload.hpp>
 #include <mold/model/denoiser.hpp>
 #include <mold/model/scheduler.hpp>

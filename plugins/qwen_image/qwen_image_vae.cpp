@@ -4,7 +4,7 @@
 
 #include <cmath>
 #include <mold/base/error.hpp>
-#include <mold/catalog/arch_names.hpp>
+#include <mold/estimate/arch_names.hpp>
 #include <vector>
 
 // Single images through a video VAE: every causal 3-D convolution sees its

@@ -4,8 +4,8 @@
 
 #include <cmath>
 #include <mold/base/error.hpp>
-#include <mold/catalog/arch_names.hpp>
 #include <mold/config/json_config.hpp>
+#include <mold/estimate/arch_names.hpp>
 
 namespace qwen_image {
 

@@ -3,7 +3,7 @@
 #include <ATen/core/grad_mode.h>
 
 #include <mold/base/error.hpp>
-#include <mold/catalog/arch_names.hpp>
+#include <mold/estimate/arch_names.hpp>
 #include <vector>
 
 namespace zimage {

@@ -5,8 +5,8 @@
 #include <algorithm>
 #include <cmath>
 #include <mold/base/error.hpp>
-#include <mold/catalog/arch_names.hpp>
 #include <mold/config/json_config.hpp>
+#include <mold/estimate/arch_names.hpp>
 #include <vector>
 
 namespace zimage {

@@ -4,7 +4,7 @@
 
 #include <algorithm>
 #include <mold/base/error.hpp>
-#include <mold/catalog/arch_names.hpp>
+#include <mold/estimate/arch_names.hpp>
 #include <mold/estimate/attention_chunk.hpp>
 
 #include "qwen3_config.hpp"

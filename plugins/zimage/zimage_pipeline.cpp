@@ -4,9 +4,9 @@
 #include <fmt/format.h>
 
 #include <mold/base/error.hpp>
-#include <mold/catalog/arch_names.hpp>
 #include <mold/catalog/components.hpp>
 #include <mold/config/json_config.hpp>
+#include <mold/estimate/arch_names.hpp>
 #include <mold/estimate/workload.hpp>
 #include <mold/model/chat_template.hpp>
 #include <mold/model/denoiser.hpp>

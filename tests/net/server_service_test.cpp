@@ -10,7 +10,7 @@
 #include <limits>
 #include <memory>
 #include <mold/base/error.hpp>
-#include <mold/device/simulated_backend.hpp>
+#include <mold/cache/simulated_backend.hpp>
 #include <mold/net/api_error.hpp>
 #include <mold/plugin/registrar.hpp>
 #include <mold/runtime/pipeline.hpp>

@@ -5,6 +5,7 @@
 #include <mold/base/error.hpp>
 #include <mold/estimate/calibration.hpp>
 #include <mold/estimate/sequence_model.hpp>
+#include <mold/plugin/data_files.hpp>
 #include <mold/plugin/registrar.hpp>
 #include <mold/plugin/registry.hpp>
 #include <sstream>
@@ -162,9 +163,9 @@ bytes_per_pixel = 4000
   // The registrar finds both files by the plugin's name.
   Registrar registrar("fam", std::filesystem::path(dir.path()) / "fam.so",
                       dir.path() + "/user");
-  CHECK(CalibrationFile::load_for(registrar)
-            .find("vae_decode", "cuda")
-            ->bytes_per_pixel == 3100);
+  CHECK(
+      load_calibration(registrar).find("vae_decode", "cuda")->bytes_per_pixel ==
+      3100);
 }
 
 TEST_CASE("malformed calibration files name the file, line and key",
@@ -779,7 +780,7 @@ source = "tiny"
 
   // The registered estimator picks the workload's architecture's table.
   Registrar registrar("fam", std::filesystem::path(dir.path()) / "fam.so");
-  file.register_estimators(registrar, "fam");
+  register_calibration_estimators(registrar, file, "fam");
   Registry registry;
   registry.commit(std::move(registrar), {"fam", "1", "", "", {}});
   w.arch = "tiny";

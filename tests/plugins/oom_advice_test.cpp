@@ -1,7 +1,7 @@
 // Labels and hints: the origin decides, numbers come from the estimators,
 // families add their own.
 #include <catch2/catch.hpp>
-#include <mold/oom/oom_advice.hpp>
+#include <mold/plugin/oom_advice.hpp>
 
 #include "support/test_registry.hpp"
 

@@ -4,7 +4,7 @@
 #include <catch2/catch.hpp>
 #include <fstream>
 #include <mold/base/bytes.hpp>
-#include <mold/oom/oom_advice.hpp>
+#include <mold/plugin/oom_advice.hpp>
 #include <nlohmann/json.hpp>
 #include <random>
 

@@ -2,6 +2,7 @@
 // beside it, one written in code, and a classifier.
 #include <mold/estimate/calibration.hpp>
 #include <mold/oom/oom_text.hpp>
+#include <mold/plugin/data_files.hpp>
 #include <mold/plugin/plugin.hpp>
 
 namespace {
@@ -20,8 +21,8 @@ std::optional<mold::OomReport> classify_example(
 }
 
 void register_all(mold::Registrar& registrar) {
-  mold::CalibrationFile::load_for(registrar).register_estimators(
-      registrar, "example_family");
+  mold::register_calibration_estimators(
+      registrar, mold::load_calibration(registrar), "example_family");
   // Denoising working memory: a fixed 1 GiB per image, on any backend.
   registrar.add_estimator(
       {"example_family", "denoise", "*"}, [](const mold::Workload& w) {

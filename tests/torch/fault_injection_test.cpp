@@ -48,7 +48,7 @@ struct Rig {
             at::randn({3, 16, 3, 3}, opts), at::randn({3}, opts)};
       });
   ModelCache cache{cpu};
-  RecoveryPolicy policy{mold::test::real_plugins()};
+  RecoveryPolicy policy{mold::test::real_plugins().classifier()};
   at::Tensor input;
 
   Rig() {

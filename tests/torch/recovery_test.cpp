@@ -3,7 +3,7 @@
 
 #include <catch2/catch.hpp>
 #include <mold/cache/recovery.hpp>
-#include <mold/device/simulated_backend.hpp>
+#include <mold/cache/simulated_backend.hpp>
 #include <stdexcept>
 
 #include "support/test_registry.hpp"
@@ -56,7 +56,7 @@ RecoveryRung rung(const std::string& name, std::shared_ptr<Backend> backend,
 TEST_CASE("a recognised OOM moves to the next rung after cleaning up",
           "[recovery]") {
   auto gpu = std::make_shared<ScriptedBackend>();
-  RecoveryPolicy policy(mold::test::real_plugins());
+  RecoveryPolicy policy(mold::test::real_plugins().classifier());
   std::string ran;
   const auto result = policy.run(
       "decode", {rung("whole", gpu,
@@ -83,7 +83,7 @@ TEST_CASE("an OOM during cleanup is recorded and cannot stop the fallback",
   auto gpu = std::make_shared<ScriptedBackend>();
   gpu->cleanup_throws = true;
   auto cpu = std::make_shared<SimulatedBackend>("host", 64 * kGiB);
-  RecoveryPolicy policy(mold::test::real_plugins());
+  RecoveryPolicy policy(mold::test::real_plugins().classifier());
   bool cpu_ran = false;
   const auto result = policy.run(
       "decode",
@@ -100,7 +100,7 @@ TEST_CASE("an OOM during cleanup is recorded and cannot stop the fallback",
 
 TEST_CASE("an unrelated error propagates at once, unchanged", "[recovery]") {
   auto gpu = std::make_shared<ScriptedBackend>();
-  RecoveryPolicy policy(mold::test::real_plugins());
+  RecoveryPolicy policy(mold::test::real_plugins().classifier());
   bool second_ran = false;
   struct Custom : std::logic_error {
     using std::logic_error::logic_error;
@@ -127,7 +127,7 @@ TEST_CASE("a rung whose estimate cannot fit is skipped without being tried",
           "[recovery]") {
   auto gpu = std::make_shared<ScriptedBackend>();
   gpu->free_bytes = 2 * kGiB;
-  RecoveryPolicy policy(mold::test::real_plugins());
+  RecoveryPolicy policy(mold::test::real_plugins().classifier());
   bool whole_ran = false;
   const auto result = policy.run(
       "decode", {rung(
@@ -144,7 +144,7 @@ TEST_CASE("a rung whose estimate cannot fit is skipped without being tried",
 TEST_CASE("an invalid output is a failed attempt, never a result",
           "[recovery]") {
   auto gpu = std::make_shared<ScriptedBackend>();
-  RecoveryPolicy policy(mold::test::real_plugins());
+  RecoveryPolicy policy(mold::test::real_plugins().classifier());
   int produced = 0;
   RecoveryRung silent = rung("whole", gpu, [&] { produced = 0; });
   silent.validate = [&] {
@@ -163,7 +163,7 @@ TEST_CASE("when every rung fails, the attempts and the last OOM come out",
           "[recovery]") {
   auto gpu = std::make_shared<ScriptedBackend>();
   gpu->free_bytes = kGiB;
-  RecoveryPolicy policy(mold::test::real_plugins());
+  RecoveryPolicy policy(mold::test::real_plugins().classifier());
   try {
     policy.run("decode", {rung(
                               "whole", gpu, [] {}, 10 * kGiB),

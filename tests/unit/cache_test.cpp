@@ -3,7 +3,7 @@
 #include <catch2/catch.hpp>
 #include <map>
 #include <mold/cache/cache.hpp>
-#include <mold/device/simulated_backend.hpp>
+#include <mold/cache/simulated_backend.hpp>
 #include <optional>
 
 using namespace mold;

@@ -7,7 +7,7 @@
 #include <cmath>
 #include <mold/base/error.hpp>
 #include <mold/estimate/constant_fit.hpp>
-#include <mold/estimate/learned_estimate.hpp>
+#include <mold/history/learned_estimate.hpp>
 #include <vector>
 
 using mold::Bytes;

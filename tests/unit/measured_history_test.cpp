@@ -9,7 +9,7 @@
 #include <filesystem>
 #include <fstream>
 #include <mold/base/error.hpp>
-#include <mold/estimate/measured_history.hpp>
+#include <mold/history/measured_history.hpp>
 #include <string>
 
 #include "support/process.hpp"

@@ -4,11 +4,11 @@
 
 #include <filesystem>
 #include <mold/base/error.hpp>
-#include <mold/catalog/arch_names.hpp>
 #include <mold/catalog/comfy_model_folder.hpp>
 #include <mold/catalog/components.hpp>
 #include <mold/catalog/model_dir.hpp>
 #include <mold/catalog/model_search.hpp>
+#include <mold/estimate/arch_names.hpp>
 
 namespace mold::tools {
 

@@ -8,7 +8,7 @@
 #include <memory>
 #include <mold/config/config.hpp>
 #include <mold/device/backend.hpp>
-#include <mold/estimate/measured_history.hpp>
+#include <mold/history/measured_history.hpp>
 #include <mold/plugin/registry.hpp>
 #include <string_view>
 #include <vector>

@@ -7,7 +7,7 @@
 #include <mold/base/error.hpp>
 #include <mold/base/text.hpp>
 #include <mold/cache/recovery.hpp>
-#include <mold/oom/oom_advice.hpp>
+#include <mold/plugin/oom_advice.hpp>
 #include <mold/plugin/registry.hpp>
 #include <new>
 

@@ -16,7 +16,7 @@
 #include <mold/net/http_client.hpp>
 #include <mold/net/oom_json.hpp>
 #include <mold/net/sse.hpp>
-#include <mold/oom/oom_advice.hpp>
+#include <mold/plugin/oom_advice.hpp>
 #include <mold/runtime/event_json.hpp>
 #include <mold/runtime/json_recorder.hpp>
 #include <mold/runtime/progress_printer.hpp>

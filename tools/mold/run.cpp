@@ -30,9 +30,10 @@
 #include "common/json_output.hpp"
 #include "common/options.hpp"
 #include "common/readable_error.hpp"
-#include "image_output.hpp"
+#include "generation/image_output.hpp"
+#include "generation/run_plan.hpp"
+#include "output_path.hpp"
 #include "run_options.hpp"
-#include "run_plan.hpp"
 
 namespace po = boost::program_options;
 namespace tools = mold::tools;
@@ -136,10 +137,11 @@ int run_local(const RunRequest& request,
     mold::Runner runner(*pipeline, cache, *host.registry);
     const auto history = tools::open_history(host, *backend);
     runner.set_history(history, "mold run");
+    const mold::ResolvedRequest resolved = pipeline->resolve_request(generate);
 
     if (request.plan) {
       const auto steps = simulate_plan(
-          runner.plan(generate), pipeline->components(), cache.available(),
+          runner.plan(resolved), pipeline->components(), cache.available(),
           host.config.cache.working_memory_floor, [&](const mold::Workload& w) {
             mold::RunContext context(cache, *host.registry, {});
             context.set_history(history, "mold run");
@@ -169,13 +171,12 @@ int run_local(const RunRequest& request,
     if (pipeline->seeded_weights())
       std::cerr << fmt::format("mold run: {} with {}\n", pipeline->model(),
                                pipeline->describe_weights());
-    const mold::GenerateRequest resolved = pipeline->resolve(generate);
-    runner.run(generate, [&](mold::ImageRecord& record,
+    runner.run(resolved, [&](mold::ImageRecord& record,
                              const mold::GeneratedImage& image) {
       record.path = choose_output_path(request.output, pipeline->model(),
                                        record.seed, request.save_tensors);
       const std::vector<mold::PngText> text =
-          png_text(*pipeline, resolved, record.seed);
+          png_text(*pipeline, *resolved, record.seed);
       if (request.save_tensors) {
         std::map<std::string, std::string> metadata;
         for (const auto& t : text) metadata[t.key] = t.value;

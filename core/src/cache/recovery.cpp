@@ -5,8 +5,7 @@
 #include <chrono>
 #include <exception>
 #include <new>
-
-#include "mold/plugin/registry.hpp"
+#include <utility>
 
 namespace mold {
 
@@ -69,8 +68,8 @@ const OomReport* RecoveryFailed::last_oom() const {
   return nullptr;
 }
 
-RecoveryPolicy::RecoveryPolicy(const Registry& registry)
-    : registry_(registry) {}
+RecoveryPolicy::RecoveryPolicy(OomClassifier classify)
+    : classify_(std::move(classify)) {}
 
 RecoveryResult RecoveryPolicy::run(
     const std::string& operation,
@@ -130,7 +129,7 @@ RecoveryResult RecoveryPolicy::run(
     } catch (...) {
     }
     if (!invalid) {
-      auto report = registry_.classify(context_of(failure, *rung.backend));
+      auto report = classify_(context_of(failure, *rung.backend));
       if (!report)
         std::rethrow_exception(failure);  // unrelated: propagate unchanged
       attempt.error = report->message;

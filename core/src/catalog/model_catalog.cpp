@@ -3,8 +3,6 @@
 #include <cmath>
 
 #include "config/toml_reader.hpp"
-#include "mold/estimate/calibration.hpp"
-#include "mold/plugin/registrar.hpp"
 
 namespace mold {
 
@@ -154,42 +152,6 @@ ModelFamily load_model_family(const std::filesystem::path& file) {
     family.models.push_back(std::move(model));
   }
   return family;
-}
-
-void register_family_from_data_files(Registrar& registrar,
-                                     const std::string& family_name,
-                                     FamilyHints hints,
-                                     FamilyFactories factories) {
-  const auto models_file = registrar.data_file("models.toml");
-  ModelFamily family = load_model_family(models_file);
-  if (family.name != family_name)
-    throw InvalidArgument(models_file.string() + ": describes family '" +
-                          family.name + "', but plugin '" +
-                          registrar.plugin_name() + "' serves '" + family_name +
-                          "': reinstall the plugin's data files");
-  if (hints) {
-    family.hints = [catalog = family, hints = std::move(hints)](
-                       const OomReport& report, const Workload& workload) {
-      return hints(catalog, report, workload);
-    };
-  }
-  if (factories.companion) {
-    const auto& companion = factories.companion;
-    family.make_vae = {companion, &FamilyFactories::vae};
-    family.make_text_encoder = {companion, &FamilyFactories::text_encoder};
-    family.make_transformer = {companion, &FamilyFactories::transformer};
-    family.make_pipeline = {companion, &FamilyFactories::pipeline};
-  } else {
-    family.make_vae = std::move(factories.vae);
-    family.make_text_encoder = std::move(factories.text_encoder);
-    family.make_transformer = std::move(factories.transformer);
-    family.make_pipeline = std::move(factories.pipeline);
-  }
-  family.tokenizer = std::move(factories.tokenizer);
-  family.layouts = std::move(factories.layouts);
-  registrar.add_family(std::move(family));
-  CalibrationFile::load_for(registrar).register_estimators(registrar,
-                                                           family_name);
 }
 
 }  // namespace mold

@@ -6,7 +6,6 @@
 #include <cmath>
 
 #include "config/toml_reader.hpp"
-#include "mold/plugin/registrar.hpp"
 
 namespace mold {
 
@@ -445,11 +444,6 @@ CalibrationFile CalibrationFile::load(const fs::path& shipped,
   return result;
 }
 
-CalibrationFile CalibrationFile::load_for(const Registrar& registrar) {
-  return load(registrar.data_file("calibration.toml"),
-              registrar.user_data_file("calibration.toml"));
-}
-
 const PixelLinearModel* CalibrationFile::find(const std::string& op,
                                               const std::string& backend,
                                               const std::string& arch) const {
@@ -466,8 +460,9 @@ const SequenceModel* CalibrationFile::find_sequence(
   return nullptr;
 }
 
-void CalibrationFile::register_estimators(Registrar& registrar,
-                                          const std::string& family) const {
+std::vector<std::pair<EstimatorKey, Estimator>> CalibrationFile::estimators(
+    const std::string& family) const {
+  std::vector<std::pair<EstimatorKey, Estimator>> out;
   for (const auto& model : models_) {
     if (!model.arch.empty()) continue;
     // An architecture's table on this backend, else its cpu table (marked
@@ -481,15 +476,16 @@ void CalibrationFile::register_estimators(Registrar& registrar,
         cpu_archs.back().calibrated = false;
       }
     }
-    registrar.add_estimator(
-        {family, model.op, model.backend},
-        [model, archs, cpu_archs](const Workload& workload) {
-          for (const auto* list : {&archs, &cpu_archs})
-            for (const auto& a : *list)
-              if (a.arch == workload.arch) return a.estimate(workload);
-          return model.estimate(workload);
-        });
+    out.emplace_back(EstimatorKey{family, model.op, model.backend},
+                     [model, archs, cpu_archs](const Workload& workload) {
+                       for (const auto* list : {&archs, &cpu_archs})
+                         for (const auto& a : *list)
+                           if (a.arch == workload.arch)
+                             return a.estimate(workload);
+                       return model.estimate(workload);
+                     });
   }
+  return out;
 }
 
 }  // namespace mold

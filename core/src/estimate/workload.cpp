@@ -7,7 +7,7 @@
 
 #include "mold/base/bytes.hpp"
 #include "mold/base/error.hpp"
-#include "mold/catalog/arch_names.hpp"
+#include "mold/estimate/arch_names.hpp"
 
 namespace mold {
 

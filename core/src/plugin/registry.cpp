@@ -189,6 +189,10 @@ std::vector<const ModelFamily*> Registry::families() const {
   return out;
 }
 
+OomClassifier Registry::classifier() const {
+  return [this](const ErrorContext& error) { return classify(error); };
+}
+
 std::optional<OomReport> Registry::classify(const ErrorContext& error) const {
   for (const auto& entry : classifiers_) {
     std::optional<OomReport> report;

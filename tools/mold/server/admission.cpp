@@ -6,7 +6,7 @@
 #include <mold/net/api_error.hpp>
 #include <string>
 
-#include "run_plan.hpp"
+#include "generation/run_plan.hpp"
 
 namespace mold_cli {
 
@@ -14,7 +14,7 @@ namespace codes = mold::net::codes;
 using Json = nlohmann::json;
 
 std::optional<ApiFailure> admit(
-    ModelEntry& entry, const mold::GenerateRequest& resolved,
+    ModelEntry& entry, const mold::ResolvedRequest& resolved,
     const mold::tools::Host& host, const ServerDevice& where,
     const std::shared_ptr<mold::MeasuredHistory>& history) {
   mold::Bytes own = 0;
@@ -48,7 +48,7 @@ std::optional<ApiFailure> admit(
             "send it to a server with more memory; retrying here will not "
             "help",
             where.backend, where.device, entry.pipeline->model(),
-            resolved.width, resolved.height, step.phase.phase, step.problem,
+            resolved->width, resolved->height, step.phase.phase, step.problem,
             mold::format_bytes(room.ever),
             mold::format_bytes(need > room.ever ? need - room.ever : 0),
             origin));
@@ -62,7 +62,7 @@ std::optional<ApiFailure> admit(
             "later (Retry-After), or send it to a server with more free "
             "memory{}",
             where.backend, where.device, entry.pipeline->model(),
-            resolved.width, resolved.height, step.phase.phase, step.problem,
+            resolved->width, resolved->height, step.phase.phase, step.problem,
             mold::format_bytes(room.now),
             mold::format_bytes(room.ever - room.now), origin));
     failure.headers = {{"Retry-After", std::to_string(kRetryAfterNoRoom)}};

@@ -20,11 +20,11 @@ struct ServerDevice {
   std::string device;   ///< the backend's device name
 };
 
-/// The refusal of `resolved` (defaults filled in, batch 1) on `entry`, or
+/// The refusal of `resolved` (batch 1) on `entry`, or
 /// nothing when every phase fits. The estimates learn from `history` (may
 /// be null).
 std::optional<ApiFailure> admit(
-    ModelEntry& entry, const mold::GenerateRequest& resolved,
+    ModelEntry& entry, const mold::ResolvedRequest& resolved,
     const mold::tools::Host& host, const ServerDevice& where,
     const std::shared_ptr<mold::MeasuredHistory>& history);
 

@@ -7,7 +7,7 @@
 #include <mold/cache/cache.hpp>
 #include <mold/net/api_error.hpp>
 #include <mold/net/oom_json.hpp>
-#include <mold/oom/oom_advice.hpp>
+#include <mold/plugin/oom_advice.hpp>
 
 namespace mold_cli {
 

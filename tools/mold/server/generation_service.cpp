@@ -14,7 +14,7 @@
 
 #include "admission.hpp"
 #include "common/family_lookup.hpp"
-#include "image_output.hpp"
+#include "generation/image_output.hpp"
 #include "job_queue.hpp"
 #include "server_views.hpp"
 
@@ -193,13 +193,13 @@ void GenerationService::State::run_job(QueuedJob& job) {
   context.origin.host = job.client_host;
 
   ModelEntry* entry = nullptr;
-  mold::GenerateRequest resolved;
+  std::optional<mold::ResolvedRequest> resolved;
   try {
     entry = &pool.entry_for(job.found, job.request.tiny);
     pool.park_others(*entry);
-    resolved = entry->pipeline->resolve(job.request.generate);
-    resolved.batch = 1;
-    if (auto refused = admit(*entry, resolved, host, where, pool.history())) {
+    resolved =
+        entry->pipeline->resolve_request(job.request.generate).first_image();
+    if (auto refused = admit(*entry, *resolved, host, where, pool.history())) {
       pool.publish();
       return finish(std::nullopt, std::move(refused));
     }
@@ -228,16 +228,17 @@ void GenerationService::State::run_job(QueuedJob& job) {
   } detach{*entry->runner, &observer};
   std::optional<GeneratedPng> png;
   std::optional<ApiFailure> error;
+  const mold::GenerateRequest& request = **resolved;
   try {
-    entry->runner->run(resolved, [&](mold::ImageRecord& image_record,
-                                     const mold::GeneratedImage& image) {
+    entry->runner->run(*resolved, [&](mold::ImageRecord& image_record,
+                                      const mold::GeneratedImage& image) {
       GeneratedPng out;
       out.png = encode_image(
-          image.rgb, png_text(*entry->pipeline, resolved, image_record.seed));
+          image.rgb, png_text(*entry->pipeline, request, image_record.seed));
       out.seed = image_record.seed;
-      out.width = resolved.width;
-      out.height = resolved.height;
-      out.steps = resolved.steps;
+      out.width = request.width;
+      out.height = request.height;
+      out.steps = request.steps;
       out.model = entry->pipeline->model();
       out.variant = entry->pipeline->variant();
       out.weights = entry->pipeline->describe_weights();

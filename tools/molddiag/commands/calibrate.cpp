@@ -17,9 +17,9 @@
 #include <mold/base/file_io.hpp>
 #include <mold/base/memory_stats.hpp>
 #include <mold/base/text.hpp>
-#include <mold/catalog/arch_names.hpp>
 #include <mold/config/toml_table_writer.hpp>
 #include <mold/device/cpu_backend.hpp>
+#include <mold/estimate/arch_names.hpp>
 #include <mold/estimate/workload.hpp>
 #include <mold/model/vae.hpp>
 #include <mold/plugin/registry.hpp>

@@ -7,8 +7,8 @@
 #include <filesystem>
 #include <mold/base/error.hpp>
 #include <mold/config/toml_table_writer.hpp>
-#include <mold/estimate/learned_estimate.hpp>
-#include <mold/estimate/measured_history.hpp>
+#include <mold/history/learned_estimate.hpp>
+#include <mold/history/measured_history.hpp>
 
 namespace molddiag {
 

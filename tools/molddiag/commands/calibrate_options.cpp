@@ -8,7 +8,7 @@
 #include <filesystem>
 #include <mold/base/error.hpp>
 #include <mold/base/file_io.hpp>
-#include <mold/catalog/arch_names.hpp>
+#include <mold/estimate/arch_names.hpp>
 #include <mold/estimate/calibration.hpp>
 #include <mold/estimate/workload.hpp>
 #include <sstream>

@@ -126,7 +126,7 @@ std::vector<PhasePoint> measure_phase(
                     .remainder(256)
                     .to(at::kByte)
                     .view({3, size, size}));
-          runner.run(request,
+          runner.run(pipeline->resolve_request(request),
                      [](mold::ImageRecord&, const mold::GeneratedImage&) {});
           if (!recorder.done())
             throw mold::Error(fmt::format(

@@ -9,7 +9,7 @@
 #include <mold/base/text.hpp>
 #include <mold/estimate/workload.hpp>
 #include <mold/oom/oom.hpp>
-#include <mold/oom/oom_advice.hpp>
+#include <mold/plugin/oom_advice.hpp>
 #include <mold/plugin/registry.hpp>
 #include <nlohmann/json.hpp>
 #include <optional>

@@ -4,8 +4,8 @@
 
 #include <iostream>
 #include <mold/base/error.hpp>
-#include <mold/estimate/learned_estimate.hpp>
 #include <mold/estimate/workload.hpp>
+#include <mold/history/learned_estimate.hpp>
 #include <mold/plugin/registry.hpp>
 #include <nlohmann/json.hpp>
 

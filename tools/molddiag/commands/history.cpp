@@ -9,8 +9,8 @@
 #include <iostream>
 #include <map>
 #include <mold/base/error.hpp>
-#include <mold/estimate/learned_estimate.hpp>
-#include <mold/estimate/measured_history.hpp>
+#include <mold/history/learned_estimate.hpp>
+#include <mold/history/measured_history.hpp>
 #include <nlohmann/json.hpp>
 #include <optional>
 #include <set>

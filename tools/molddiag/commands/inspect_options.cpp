@@ -3,7 +3,7 @@
 #include <fmt/format.h>
 
 #include <mold/base/text.hpp>
-#include <mold/catalog/arch_names.hpp>
+#include <mold/estimate/arch_names.hpp>
 
 namespace po = boost::program_options;
 namespace tools = mold::tools;

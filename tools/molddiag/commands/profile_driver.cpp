@@ -6,8 +6,8 @@
 #include <memory>
 #include <mold/cache/cache.hpp>
 #include <mold/plugin/registry.hpp>
+#include <mold/profile/profile_recorder.hpp>
 #include <mold/runtime/pipeline.hpp>
-#include <mold/runtime/profile_recorder.hpp>
 #include <mold/runtime/runner.hpp>
 
 #include "common/family_lookup.hpp"
@@ -70,7 +70,7 @@ mold::MemoryProfile run_profile(const ProfileRun& r) {
     for (const std::string& file : r.source_images)
       request.images.push_back(tools::decode_source_image(
           file, tools::read_image_file(file, "--image")));
-    runner.run(request, {});
+    runner.run(pipeline->resolve_request(request), {});
     return recorder.profile();
   } catch (const mold::InvalidArgument&) {
     throw;

@@ -11,8 +11,8 @@
 #include <cstdint>
 #include <iostream>
 #include <mold/base/error.hpp>
-#include <mold/catalog/arch_names.hpp>
 #include <mold/device/cpu_backend.hpp>
+#include <mold/estimate/arch_names.hpp>
 #include <mold/estimate/workload.hpp>
 #include <mold/model/vae.hpp>
 #include <mold/plan/tile_plan.hpp>

@@ -9,7 +9,7 @@
 #include <mold/base/error.hpp>
 #include <mold/base/file_io.hpp>
 #include <mold/cache/recovery.hpp>
-#include <mold/catalog/arch_names.hpp>
+#include <mold/estimate/arch_names.hpp>
 #include <mold/estimate/workload.hpp>
 #include <mold/plugin/registry.hpp>
 #include <mold/runtime/vae_runner.hpp>

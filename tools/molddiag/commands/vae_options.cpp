@@ -6,7 +6,7 @@
 
 #include <mold/base/error.hpp>
 #include <mold/base/file_io.hpp>
-#include <mold/catalog/arch_names.hpp>
+#include <mold/estimate/arch_names.hpp>
 #include <mold/estimate/workload.hpp>
 #include <utility>
 

@@ -34,12 +34,12 @@ void Runner::set_history(std::shared_ptr<MeasuredHistory> history,
   learn_ = learn;
 }
 
-std::vector<PlannedPhase> Runner::plan(const GenerateRequest& request) const {
-  return pipeline_.plan(pipeline_.resolve(request));
+std::vector<PlannedPhase> Runner::plan(const ResolvedRequest& request) const {
+  return pipeline_.plan(*request);
 }
 
-void Runner::run(const GenerateRequest& request, const ImageSink& sink) {
-  const GenerateRequest resolved = pipeline_.resolve(request);
+void Runner::run(const ResolvedRequest& request, const ImageSink& sink) {
+  const GenerateRequest& resolved = *request;
   RunContext context(cache_, registry_, observers_);
   context.set_cancel(cancelled_, cancel_reason_);
   context.set_history(history_, recorded_by_, learn_);

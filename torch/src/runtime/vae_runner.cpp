@@ -176,7 +176,8 @@ VaeJobResult run_vae(Vae& vae, const Registry& registry, const VaeJob& job,
         rung(fmt::format("tiles_{}", tile), backend, whole_options, tile,
              estimate_for(registry, vae, job, backend->name(), tile)));
   rungs.push_back(rung("cpu", cpu, bounded_options, 16, std::nullopt));
-  const RecoveryResult recovery = RecoveryPolicy(registry).run(job.op, rungs);
+  const RecoveryResult recovery =
+      RecoveryPolicy(registry.classifier()).run(job.op, rungs);
   result.output = output.to(c10::Device(c10::kCPU));
   result.rung = recovery.rung;
   result.attempts = recovery.attempts;

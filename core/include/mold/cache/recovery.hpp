@@ -16,8 +16,6 @@
 
 namespace mold {
 
-class Registry;
-
 /// One way to run the operation.
 struct RecoveryRung {
   std::string name;  ///< "whole", "bounded", "tiles_64", "cpu"
@@ -81,10 +79,11 @@ class RecoveryFailed : public Error {
   std::vector<RecoveryAttempt> attempts_;
 };
 
-/// Runs ladders, recognising OOMs with the registry's classifiers.
+/// Runs ladders, recognising OOMs with `classify` (the registry's classifiers:
+/// Registry::classifier()).
 class RecoveryPolicy {
  public:
-  explicit RecoveryPolicy(const Registry& registry);
+  explicit RecoveryPolicy(OomClassifier classify);
 
   /// Tries the rungs in order. Each attempt ends with
   /// backend.synchronize_and_check() and validate(). A recognised OOM or an
@@ -96,7 +95,7 @@ class RecoveryPolicy {
                      const std::vector<RecoveryRung>& rungs) const;
 
  private:
-  const Registry& registry_;
+  OomClassifier classify_;
 };
 
 }  // namespace mold

@@ -31,20 +31,8 @@ namespace mold {
 /// naming the file, line and key.
 ModelFamily load_model_family(const std::filesystem::path& file);
 
-class Registrar;
-
 /// Hints of a family plugin, given its catalogue.
 using FamilyHints = std::function<std::vector<std::string>(
     const ModelFamily&, const OomReport&, const Workload&)>;
-
-/// The register_all of a data-driven family plugin: reads
-/// `<plugin>.models.toml` (which must describe `family_name`), attaches
-/// `hints`, registers the family, then one estimator per table of
-/// `<plugin>.calibration.toml` (with the user's overrides). Throws ConfigError
-/// / InvalidArgument naming the file.
-void register_family_from_data_files(Registrar& registrar,
-                                     const std::string& family_name,
-                                     FamilyHints hints,
-                                     FamilyFactories factories = {});
 
 }  // namespace mold

@@ -14,8 +14,8 @@
 #include <vector>
 
 #include "mold/base/bytes.hpp"
-#include "mold/catalog/arch_names.hpp"
 #include "mold/catalog/weight_layout.hpp"
+#include "mold/estimate/arch_names.hpp"
 #include "mold/oom/oom.hpp"
 
 namespace mold {

@@ -57,8 +57,6 @@
 
 namespace mold {
 
-class Registrar;
-
 /// The constants of one (op, backend) table.
 struct PixelLinearModel {
   std::string op;
@@ -95,9 +93,6 @@ class CalibrationFile {
   /// model. Throws ConfigError naming the file (shipped or user), line and key.
   static CalibrationFile load(const std::filesystem::path& shipped,
                               const std::filesystem::path& user_override = {});
-  /// load(registrar.data_file("calibration.toml"),
-  ///      registrar.user_data_file("calibration.toml")).
-  static CalibrationFile load_for(const Registrar& registrar);
 
   /// Checks that `file` may take a table from `molddiag calibrate --write`:
   /// TOML that reads as a calibration file (every table valid; an empty file
@@ -118,11 +113,11 @@ class CalibrationFile {
   }
   const SequenceModel* find_sequence(const std::string& op,
                                      const std::string& backend) const;
-  /// Registers an estimator for each [op.backend] per-pixel table under
-  /// `family`; it uses the [op.backend.ARCH] table of a workload's arch
-  /// where there is one.
-  void register_estimators(Registrar& registrar,
-                           const std::string& family) const;
+  /// An estimator for each [op.backend] per-pixel table, keyed under
+  /// `family`; it uses the [op.backend.ARCH] table of a workload's arch where
+  /// there is one (mold/plugin/data_files.hpp registers them).
+  std::vector<std::pair<EstimatorKey, Estimator>> estimators(
+      const std::string& family) const;
 
  private:
   std::vector<PixelLinearModel> models_;

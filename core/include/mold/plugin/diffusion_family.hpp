@@ -13,6 +13,7 @@
 #include "mold/catalog/model_catalog.hpp"
 #include "mold/estimate/calibration.hpp"
 #include "mold/plugin/companion.hpp"
+#include "mold/plugin/data_files.hpp"
 #include "mold/plugin/registrar.hpp"
 
 namespace mold {
@@ -31,8 +32,7 @@ void register_diffusion_family(Registrar& registrar, const std::string& family,
       TokenizerFiles{registrar.data_file("tokenizer.json"),
                      registrar.data_file("tokenizer_config.json")};
   context->estimators = std::make_shared<const Estimators>(
-      CalibrationFile::load_for(registrar),
-      registrar.data_file("calibration.toml"));
+      load_calibration(registrar), registrar.data_file("calibration.toml"));
   const auto estimators = context->estimators;
   FamilyFactories factories;
   factories.tokenizer = context->tokenizer;

@@ -84,6 +84,9 @@ class Registry {
   /// fallback) that recognises the error; nullopt when none does. A classifier
   /// that throws is skipped.
   std::optional<OomReport> classify(const ErrorContext& error) const;
+  /// classify() as a function, for RecoveryPolicy: it refers to this registry,
+  /// which must outlive it.
+  OomClassifier classifier() const;
 
   /// What the hint providers registered for `report.backend` advise, in
   /// registration order; a provider that throws is skipped. `workload` may be

@@ -15,9 +15,9 @@
 #include <vector>
 
 #include "mold/cache/cache.hpp"
-#include "mold/estimate/learned_estimate.hpp"
-#include "mold/estimate/measured_history.hpp"
 #include "mold/estimate/workload.hpp"
+#include "mold/history/learned_estimate.hpp"
+#include "mold/history/measured_history.hpp"
 #include "mold/plan/generate_settings.hpp"
 #include "mold/runtime/observer.hpp"
 
@@ -35,6 +35,30 @@ struct GenerateRequest : GenerateSettings {
   /// Edit models: the images the edit starts from, each (3, H, W) uint8 RGB
   /// on the host, in the order the prompt may name them ("Picture 1", ...).
   std::vector<at::Tensor> images;
+};
+
+class Pipeline;
+
+/// A request its pipeline resolved (Pipeline::resolve_request): the model's
+/// defaults filled in, its limits checked. Only a Pipeline makes one, so what
+/// takes one (Runner::plan, Runner::run) never resolves it again.
+class ResolvedRequest {
+ public:
+  const GenerateRequest& operator*() const { return request_; }
+  const GenerateRequest* operator->() const { return &request_; }
+  /// The same request for its first image alone (`mold serve` makes one
+  /// image per job).
+  ResolvedRequest first_image() const {
+    ResolvedRequest one = *this;
+    one.request_.batch = 1;
+    return one;
+  }
+
+ private:
+  friend class Pipeline;
+  explicit ResolvedRequest(GenerateRequest request)
+      : request_(std::move(request)) {}
+  GenerateRequest request_;
 };
 
 /// One phase of one image as planned: what runs, on which component, with
@@ -91,6 +115,10 @@ class Pipeline {
   /// guidance); throws InvalidArgument naming the flag and the value for
   /// what the model cannot make (a size that is not a multiple of 16, ...).
   virtual GenerateRequest resolve(const GenerateRequest& request) const = 0;
+  /// resolve(), once, as the type the Runner takes.
+  ResolvedRequest resolve_request(const GenerateRequest& request) const {
+    return ResolvedRequest(resolve(request));
+  }
   /// The phases of one image, in order (resolved request).
   virtual std::vector<PlannedPhase> plan(
       const GenerateRequest& request) const = 0;

@@ -26,11 +26,10 @@ class Runner {
   void add_observer(RunObserver* observer);
   /// Stops telling `observer` (no-op when it was not added).
   void remove_observer(RunObserver* observer);
-  /// Resolves the request (the model's defaults) and makes request.batch
-  /// images. Between images the backend's cached memory is returned, so
-  /// that what one image leaves is measured, not hidden, by the next.
-  /// Throws the first failure (after observers saw its failed event).
-  void run(const GenerateRequest& request, const ImageSink& sink);
+  /// Makes request->batch images. Between images the backend's cached memory is
+  /// returned, so that what one image leaves is measured, not hidden, by the
+  /// next. Throws the first failure (after observers saw its failed event).
+  void run(const ResolvedRequest& request, const ImageSink& sink);
   /// The next runs stop before a phase or at a step when `cancelled` returns
   /// true, with mold::Cancelled(`reason`); an empty function: never.
   void set_cancel(std::function<bool()> cancelled, std::string reason = {});
@@ -38,8 +37,8 @@ class Runner {
   /// phase into it (RunContext::set_history); null: neither.
   void set_history(std::shared_ptr<MeasuredHistory> history,
                    std::string by = "mold run", bool learn = true);
-  /// The phases each image will go through (resolved request).
-  std::vector<PlannedPhase> plan(const GenerateRequest& request) const;
+  /// The phases each image will go through.
+  std::vector<PlannedPhase> plan(const ResolvedRequest& request) const;
 
  private:
   Pipeline& pipeline_;

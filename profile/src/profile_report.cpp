@@ -7,7 +7,6 @@
 #include <nlohmann/json.hpp>
 #include <type_traits>
 
-#include "config/json_document.hpp"
 #include "mold/base/bytes.hpp"
 #include "mold/base/error.hpp"
 #include "mold/base/text.hpp"
@@ -17,6 +16,18 @@ namespace mold {
 namespace {
 
 using Json = nlohmann::ordered_json;
+
+/// A field's value for a message, never longer than 60 characters: a nested
+/// value by its kind and size, a string cut with "...", a scalar as written.
+std::string shown(const Json& value) {
+  if (value.is_object())
+    return fmt::format("an object of {} keys", value.size());
+  if (value.is_array())
+    return fmt::format("an array of {} values", value.size());
+  std::string text = value.dump(-1, ' ', false, Json::error_handler_t::replace);
+  if (text.size() > 60) text = text.substr(0, 57) + "...";
+  return text;
+}
 
 Json residency_json(const std::vector<CacheEntryState>& entries) {
   Json out = Json::array();
@@ -207,13 +218,13 @@ T field(const Json& j, const char* key, const std::string& where,
     if (!it->is_number() || !std::isfinite(it->get<double>()) ||
         it->get<double>() < 0)
       throw ParseError(fmt::format("{}: '{}' is {}, not a number >= 0", where,
-                                   key, json_document::shown(*it)));
+                                   key, shown(*it)));
     return it->get<T>();
   } else {
     if (!it->is_number_unsigned() || it->get<std::uint64_t>() > largest)
       throw ParseError(
           fmt::format("{}: '{}' is {}, not a whole number from 0 to {}", where,
-                      key, json_document::shown(*it), largest));
+                      key, shown(*it), largest));
     return T(it->get<std::uint64_t>());
   }
 }

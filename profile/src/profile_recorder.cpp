@@ -1,4 +1,4 @@
-#include "mold/runtime/profile_recorder.hpp"
+#include "mold/profile/profile_recorder.hpp"
 
 #include <utility>
 

@@ -1,4 +1,4 @@
-#include "mold/oom/oom_advice.hpp"
+#include "mold/plugin/oom_advice.hpp"
 
 #include <fmt/format.h>
 

@@ -1,6 +1,6 @@
 #pragma once
 // How mold run writes the images it makes: PNGs whose text chunks say how
-// each was made (output_path.hpp names them).
+// each was made (tools/mold/output_path.hpp names them).
 
 #include <ATen/ATen.h>
 
@@ -10,8 +10,6 @@
 #include <mold/runtime/png.hpp>
 #include <string>
 #include <vector>
-
-#include "output_path.hpp"
 
 namespace mold_cli {
 

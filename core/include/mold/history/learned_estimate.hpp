@@ -31,7 +31,7 @@
 #include <vector>
 
 #include "mold/estimate/estimate.hpp"
-#include "mold/estimate/measured_history.hpp"
+#include "mold/history/measured_history.hpp"
 
 namespace mold {
 

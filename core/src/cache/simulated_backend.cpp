@@ -1,4 +1,4 @@
-#include "mold/device/simulated_backend.hpp"
+#include "mold/cache/simulated_backend.hpp"
 
 #include <c10/core/Device.h>
 #include <fmt/format.h>

@@ -1,4 +1,4 @@
-#include "mold/estimate/measured_history.hpp"
+#include "mold/history/measured_history.hpp"
 
 #include <fcntl.h>
 #include <fmt/format.h>

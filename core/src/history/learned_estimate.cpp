@@ -1,4 +1,4 @@
-#include "mold/estimate/learned_estimate.hpp"
+#include "mold/history/learned_estimate.hpp"
 
 #include <fmt/format.h>
 
