@@ -31,6 +31,91 @@ double nice_step(double span, int ticks) {
   return 10 * magnitude;
 }
 
+/// The binary unit (KiB, MiB, GiB or bytes) of the largest value.
+double byte_unit(double hi) {
+  return hi >= double(kGiB)   ? double(kGiB)
+         : hi >= double(kMiB) ? double(kMiB)
+         : hi >= double(kKiB) ? double(kKiB)
+                              : 1.0;
+}
+
+/// A line chart's frame: n images on x, bytes on y from a round floor (so
+/// that flat series are visible), steps round in the largest value's unit.
+struct ChartFrame {
+  std::size_t n;
+  double step, y0, y1;
+  double pw = kWidth - kLeft - kRight, ph = kHeight - kTop - kBottom;
+
+  ChartFrame(std::size_t images, double lo, double hi)
+      : n(images),
+        step(byte_unit(hi) *
+             nice_step(
+                 std::max(hi - lo, std::max(1.0, hi) * 0.02) / byte_unit(hi),
+                 4)),
+        y0(std::floor(lo / step) * step),
+        y1(std::max(y0 + step, std::ceil(hi / step) * step)) {}
+  double x_of(std::size_t i) const {
+    return kLeft + (n == 1 ? pw / 2 : pw * double(i) / double(n - 1));
+  }
+  double y_of(double v) const { return kTop + ph * (1 - (v - y0) / (y1 - y0)); }
+};
+
+/// The warm-up shade, the grid with its byte ticks and the image ticks.
+std::string chart_axes(const ChartFrame& f, int shade) {
+  std::string svg;
+  if (shade > 0 && f.n > 1) {
+    const double x = f.x_of(std::min<std::size_t>(std::size_t(shade), f.n - 1));
+    svg += fmt::format(
+        "<rect class=\"warmup\" x=\"{:.1f}\" y=\"{}\" width=\"{:.1f}\" "
+        "height=\"{}\"><title>warm-up: {} image{}</title></rect>\n",
+        kLeft, kTop, std::max(0.0, x - kLeft), f.ph, shade,
+        shade == 1 ? "" : "s");
+  }
+  for (double v = f.y0; v <= f.y1 + f.step / 2; v += f.step) {
+    const double y = f.y_of(v);
+    svg += fmt::format(
+        "<line class=\"grid\" x1=\"{}\" y1=\"{:.1f}\" x2=\"{}\" y2=\"{:.1f}\"/>"
+        "<text class=\"tick\" x=\"{}\" y=\"{:.1f}\">{}</text>\n",
+        kLeft, y, kWidth - kRight, y, kLeft - 6, y + 4,
+        format_bytes(Bytes(std::llround(std::max(0.0, v)))));
+  }
+  const std::size_t xstep =
+      std::max<std::size_t>(1, std::size_t(nice_step(double(f.n), 8)));
+  for (std::size_t i = 0; i < f.n; i += xstep)
+    svg +=
+        fmt::format("<text class=\"xtick\" x=\"{:.1f}\" y=\"{}\">{}</text>\n",
+                    f.x_of(i), kHeight - kBottom + 16, i + 1);
+  svg += fmt::format("<text class=\"xlabel\" x=\"{}\" y=\"{}\">image</text>\n",
+                     kLeft + f.pw / 2, kHeight - 6);
+  return svg;
+}
+
+/// Each series' line, and its swatch in the legend along the top.
+std::string chart_lines(const ChartFrame& f,
+                        const std::vector<Series>& series) {
+  std::string svg;
+  double legend_x = kLeft + 8;
+  for (const auto& s : series) {
+    std::string points;
+    points.reserve(s.y.size() * 14);
+    for (std::size_t i = 0; i < s.y.size(); ++i)
+      points += fmt::format("{}{:.1f},{:.1f}", i ? " " : "", f.x_of(i),
+                            f.y_of(s.y[i]));
+    svg += fmt::format(
+        "<polyline class=\"series {}\" points=\"{}\"><title>{}</title>"
+        "</polyline>\n",
+        s.klass, points, html_escape(s.name));
+    svg += fmt::format(
+        "<rect class=\"swatch {}\" x=\"{:.1f}\" y=\"{}\" width=\"10\" "
+        "height=\"10\"/><text class=\"legend\" x=\"{:.1f}\" "
+        "y=\"{}\">{}</text>\n",
+        s.klass, legend_x, kTop + 4, legend_x + 14, kTop + 13,
+        html_escape(s.name));
+    legend_x += 24 + 7.0 * double(s.name.size());
+  }
+  return svg;
+}
+
 /// A line chart of byte series over images 1..n; `shade` images (warm-up)
 /// shaded from the left.
 std::string line_chart(const std::string& id, const std::string& title,
@@ -49,65 +134,9 @@ std::string line_chart(const std::string& id, const std::string& title,
       "aria-label=\"{}\">\n<title>{}</title>\n",
       id, kWidth, kHeight, html_escape(title), html_escape(title));
   if (n == 0 || !std::isfinite(lo)) return svg + "</svg>\n";
-  // Bytes on the y axis from a round floor, so that flat series are visible;
-  // steps round in the binary unit of the largest value (KiB, MiB, GiB).
-  const double unit = hi >= double(kGiB)   ? double(kGiB)
-                      : hi >= double(kMiB) ? double(kMiB)
-                      : hi >= double(kKiB) ? double(kKiB)
-                                           : 1.0;
-  const double step =
-      unit * nice_step(std::max(hi - lo, std::max(1.0, hi) * 0.02) / unit, 4);
-  const double y0 = std::floor(lo / step) * step;
-  const double y1 = std::max(y0 + step, std::ceil(hi / step) * step);
-  const double pw = kWidth - kLeft - kRight, ph = kHeight - kTop - kBottom;
-  auto x_of = [&](std::size_t i) {
-    return kLeft + (n == 1 ? pw / 2 : pw * double(i) / double(n - 1));
-  };
-  auto y_of = [&](double v) { return kTop + ph * (1 - (v - y0) / (y1 - y0)); };
-  if (shade > 0 && n > 1) {
-    const double x = x_of(std::min<std::size_t>(std::size_t(shade), n - 1));
-    svg += fmt::format(
-        "<rect class=\"warmup\" x=\"{:.1f}\" y=\"{}\" width=\"{:.1f}\" "
-        "height=\"{}\"><title>warm-up: {} image{}</title></rect>\n",
-        kLeft, kTop, std::max(0.0, x - kLeft), ph, shade,
-        shade == 1 ? "" : "s");
-  }
-  for (double v = y0; v <= y1 + step / 2; v += step) {
-    const double y = y_of(v);
-    svg += fmt::format(
-        "<line class=\"grid\" x1=\"{}\" y1=\"{:.1f}\" x2=\"{}\" y2=\"{:.1f}\"/>"
-        "<text class=\"tick\" x=\"{}\" y=\"{:.1f}\">{}</text>\n",
-        kLeft, y, kWidth - kRight, y, kLeft - 6, y + 4,
-        format_bytes(Bytes(std::llround(std::max(0.0, v)))));
-  }
-  const std::size_t xstep =
-      std::max<std::size_t>(1, std::size_t(nice_step(double(n), 8)));
-  for (std::size_t i = 0; i < n; i += xstep)
-    svg +=
-        fmt::format("<text class=\"xtick\" x=\"{:.1f}\" y=\"{}\">{}</text>\n",
-                    x_of(i), kHeight - kBottom + 16, i + 1);
-  svg += fmt::format("<text class=\"xlabel\" x=\"{}\" y=\"{}\">image</text>\n",
-                     kLeft + pw / 2, kHeight - 6);
-  double legend_x = kLeft + 8;
-  for (const auto& s : series) {
-    std::string points;
-    points.reserve(s.y.size() * 14);
-    for (std::size_t i = 0; i < s.y.size(); ++i)
-      points +=
-          fmt::format("{}{:.1f},{:.1f}", i ? " " : "", x_of(i), y_of(s.y[i]));
-    svg += fmt::format(
-        "<polyline class=\"series {}\" points=\"{}\"><title>{}</title>"
-        "</polyline>\n",
-        s.klass, points, html_escape(s.name));
-    svg += fmt::format(
-        "<rect class=\"swatch {}\" x=\"{:.1f}\" y=\"{}\" width=\"10\" "
-        "height=\"10\"/><text class=\"legend\" x=\"{:.1f}\" "
-        "y=\"{}\">{}</text>\n",
-        s.klass, legend_x, kTop + 4, legend_x + 14, kTop + 13,
-        html_escape(s.name));
-    legend_x += 24 + 7.0 * double(s.name.size());
-  }
-  return svg + "</svg>\n";
+  const ChartFrame frame(n, lo, hi);
+  return svg + chart_axes(frame, shade) + chart_lines(frame, series) +
+         "</svg>\n";
 }
 
 /// Grouped bars: per phase, its estimate and its measured working peak
@@ -123,10 +152,7 @@ std::string estimate_chart(
       kWidth, kHeight, title, title);
   double hi = 1;
   for (const auto& [name, v] : rows) hi = std::max({hi, v.first, v.second});
-  const double unit = hi >= double(kGiB)   ? double(kGiB)
-                      : hi >= double(kMiB) ? double(kMiB)
-                      : hi >= double(kKiB) ? double(kKiB)
-                                           : 1.0;
+  const double unit = byte_unit(hi);
   const double step = unit * nice_step(hi / unit, 4);
   const double top = std::ceil(hi / step) * step;
   const double pw = kWidth - kLeft - kRight, ph = kHeight - kTop - kBottom;
@@ -222,10 +248,10 @@ std::string html_escape(const std::string& text) {
   return out;
 }
 
-std::string profile_html(const MemoryProfile& p, const LeakReport* leak,
-                         const ParityReport* parity) {
+namespace {
+
+std::string head(const MemoryProfile& p) {
   std::string h;
-  h.reserve(4096 + p.images.size() * 200);
   h +=
       "<!DOCTYPE html>\n<html lang=\"en\">\n<head>\n<meta charset=\"utf-8\">\n";
   h += fmt::format("<title>mold memory report: {}</title>\n",
@@ -236,8 +262,13 @@ std::string profile_html(const MemoryProfile& p, const LeakReport* leak,
       "image{}, driver {}</p>\n",
       html_escape(p.subject), html_escape(describe_sampling(p)),
       p.images.size(), p.images.size() == 1 ? "" : "s", html_escape(p.driver));
+  return h;
+}
 
-  // The verdict first: what a person opens the file for.
+/// The verdict first: what a person opens the file for.
+std::string verdict_section(const LeakReport* leak,
+                            const ParityReport* parity) {
+  std::string h;
   h += "<section id=\"verdict\">\n";
   if (leak) {
     const char* klass = leak->verdict == LeakVerdict::leak ? "leak"
@@ -255,8 +286,12 @@ std::string profile_html(const MemoryProfile& p, const LeakReport* leak,
                                        : "clean",
                      html_escape(parity->summary));
   h += "</section>\n";
+  return h;
+}
 
-  // Memory after each image.
+/// Memory after each image.
+std::string memory_section(const MemoryProfile& p, int shade) {
+  std::string h;
   Series allocated{"allocated", "allocated", {}},
       reserved{"reserved", "reserved", {}}, host{"host RSS", "host", {}};
   for (const auto& img : p.images) {
@@ -264,15 +299,18 @@ std::string profile_html(const MemoryProfile& p, const LeakReport* leak,
     reserved.y.push_back(double(img.after.reserved));
     host.y.push_back(double(img.after.host_rss));
   }
-  const int shade = leak ? leak->warmup : 0;
   h += "<h2>Memory after each image</h2>\n";
   h += line_chart("memory-per-image",
                   "device memory after each image's cleanup (warm-up shaded)",
                   {reserved, allocated}, shade);
   h += line_chart("host-per-image",
                   "the process's resident set after each image", {host}, shade);
+  return h;
+}
 
-  // Each phase's peak per image.
+/// Each phase's peak per image, and its estimate against the largest.
+std::string phase_section(const MemoryProfile& p, int shade) {
+  std::string h;
   std::vector<std::string> phase_order;
   std::map<std::string, std::vector<double>> raw, unaccounted;
   std::map<std::string, std::pair<double, double>> est_vs_measured;
@@ -288,110 +326,127 @@ std::string profile_html(const MemoryProfile& p, const LeakReport* leak,
     em.first = std::max(em.first, double(ph.estimate));
     em.second = std::max(em.second, double(ph.working_peak()));
   }
-  if (!phase_order.empty()) {
-    std::vector<Series> peaks, beyond;
-    for (std::size_t i = 0; i < phase_order.size(); ++i) {
-      const std::string klass = fmt::format("p{}", i % 5);
-      peaks.push_back({phase_order[i], klass, raw[phase_order[i]]});
-      beyond.push_back(
-          {phase_order[i], klass + " dashed", unaccounted[phase_order[i]]});
-    }
-    h += "<h2>Each phase's peak per image</h2>\n";
-    h += line_chart("peak-per-phase", "each phase's peak, weights included",
-                    peaks, shade);
-    h += line_chart(
-        "unaccounted-per-phase",
-        "each phase's peak beyond the resident weights (what parity compares)",
-        beyond, shade);
-    std::vector<std::pair<std::string, std::pair<double, double>>> rows;
-    for (const auto& name : phase_order)
-      rows.push_back({name, est_vs_measured[name]});
-    h += "<h2>Estimate against measured</h2>\n" + estimate_chart(rows);
-    h += "<table "
-         "id=\"estimates\"><tr><th>phase</th><th>estimate</th><th>largest "
-         "working peak</th><th>ratio</th></tr>\n";
-    for (const auto& [name, v] : rows)
-      h += fmt::format(
-          "<tr><td>{}</td><td class=\"num\">{}</td><td class=\"num\">{}</td>"
-          "<td class=\"num\">{:.3f}</td></tr>\n",
-          html_escape(name), bytes_cell(v.first), bytes_cell(v.second),
-          v.second > 0 ? v.first / v.second : 0.0);
-    h += "</table>\n";
+  if (phase_order.empty()) return h;
+  std::vector<Series> peaks, beyond;
+  for (std::size_t i = 0; i < phase_order.size(); ++i) {
+    const std::string klass = fmt::format("p{}", i % 5);
+    peaks.push_back({phase_order[i], klass, raw[phase_order[i]]});
+    beyond.push_back(
+        {phase_order[i], klass + " dashed", unaccounted[phase_order[i]]});
   }
+  h += "<h2>Each phase's peak per image</h2>\n";
+  h += line_chart("peak-per-phase", "each phase's peak, weights included",
+                  peaks, shade);
+  h += line_chart(
+      "unaccounted-per-phase",
+      "each phase's peak beyond the resident weights (what parity compares)",
+      beyond, shade);
+  std::vector<std::pair<std::string, std::pair<double, double>>> rows;
+  for (const auto& name : phase_order)
+    rows.push_back({name, est_vs_measured[name]});
+  h += "<h2>Estimate against measured</h2>\n" + estimate_chart(rows);
+  h += "<table "
+       "id=\"estimates\"><tr><th>phase</th><th>estimate</th><th>largest "
+       "working peak</th><th>ratio</th></tr>\n";
+  for (const auto& [name, v] : rows)
+    h += fmt::format(
+        "<tr><td>{}</td><td class=\"num\">{}</td><td class=\"num\">{}</td>"
+        "<td class=\"num\">{:.3f}</td></tr>\n",
+        html_escape(name), bytes_cell(v.first), bytes_cell(v.second),
+        v.second > 0 ? v.first / v.second : 0.0);
+  h += "</table>\n";
+  return h;
+}
 
-  if (leak) {
-    h += "<h2>Leak analysis</h2>\n<table id=\"series\"><tr><th>series</th><th>"
-         "grows</th><th>slope per image</th><th>95% interval</th><th>R^2</th>"
-         "<th>why</th></tr>\n";
-    for (const SeriesVerdict* v :
-         {&leak->allocated, &leak->reserved, &leak->host})
-      h += fmt::format(
-          "<tr><td>{}</td><td>{}</td><td class=\"num\">{}</td><td "
-          "class=\"num\">{} to {}</td><td "
-          "class=\"num\">{:.2f}</td><td>{}</td></tr>\n",
-          v->name, to_string(v->shape),
-          (v->trend.slope < 0 ? "-" : "") +
-              bytes_cell(std::abs(v->trend.slope)),
-          (v->slope_low < 0 ? "-" : "") + bytes_cell(std::abs(v->slope_low)),
-          (v->slope_high < 0 ? "-" : "") + bytes_cell(std::abs(v->slope_high)),
-          v->trend.r_squared, html_escape(v->reason));
-    h += "</table>\n";
-    h += fmt::format("<p>warm-up: {} image{} excluded</p>\n", leak->warmup,
-                     leak->warmup == 1 ? "" : "s");
-    h += "<table id=\"attribution\"><tr><th>kept by</th><th>component</th>"
-         "<th>per image</th><th>how</th><th>detail</th></tr>\n";
-    for (const auto& a : leak->attributions)
-      h += fmt::format(
-          "<tr><td>{}</td><td>{}</td><td class=\"num\">{}</td><td>{}</td>"
-          "<td>{}</td></tr>\n",
-          a.phase.empty() ? "between phases" : html_escape(a.phase),
-          html_escape(a.component), bytes_cell(a.bytes_per_image),
-          a.exact ? "exact" : "inferred", html_escape(a.detail));
-    if (leak->attributions.empty())
-      h += "<tr><td colspan=\"5\">nothing kept</td></tr>\n";
-    h += "</table>\n";
-    h += "<table id=\"parked\"><tr><th>parked but holding</th><th>holds</th>"
-         "<th>of its</th><th>how known</th></tr>\n";
-    for (const auto& ph : leak->parked_holding)
-      h += fmt::format(
-          "<tr><td>{}</td><td class=\"num\">{}</td><td class=\"num\">{}</td>"
-          "<td>{}</td></tr>\n",
-          html_escape(ph.component), bytes_cell(double(ph.held)),
-          bytes_cell(double(ph.bytes)),
-          ph.exact ? "its load's allocations are still live"
-                   : "its last park gave back less");
-    if (leak->parked_holding.empty())
-      h += "<tr><td colspan=\"4\">none</td></tr>\n";
-    h += "</table>\n";
-  }
-  if (parity) {
-    h += "<h2>Parity with image 1</h2>\n<table id=\"parity\"><tr><th>phase</th>"
-         "<th>image 1</th><th>allowed</th><th>worst</th><th>worst image</th>"
-         "<th>ok</th></tr>\n";
-    for (const auto& row : parity->phases)
-      h += fmt::format(
-          "<tr><td>{}</td><td class=\"num\">{}</td><td class=\"num\">{}</td>"
-          "<td class=\"num\">{}</td><td "
-          "class=\"num\">{}</td><td>{}</td></tr>\n",
-          html_escape(row.occurrence == 0 ? row.phase
-                                          : fmt::format("{} #{}", row.phase,
-                                                        row.occurrence + 1)),
-          bytes_cell(double(row.first)), bytes_cell(double(row.allowed)),
-          bytes_cell(double(row.worst)), row.worst_image + 1,
-          !row.ok ? "BROKEN"
-          : row.carried_in
-              ? fmt::format(
-                    "carried in {}, {}", bytes_cell(double(row.carried)),
-                    row.carried_by_image < 0
-                        ? std::string("by an earlier image")
-                        : fmt::format("{} of {}",
-                                      row.carried_by.empty()
-                                          ? std::string("between phases")
-                                          : html_escape(row.carried_by),
-                                      carried_images(row)))
-              : std::string("yes"));
-    h += "</table>\n";
-  }
+std::string leak_section(const LeakReport& leak) {
+  std::string h;
+  h += "<h2>Leak analysis</h2>\n<table id=\"series\"><tr><th>series</th><th>"
+       "grows</th><th>slope per image</th><th>95% interval</th><th>R^2</th>"
+       "<th>why</th></tr>\n";
+  for (const SeriesVerdict* v : {&leak.allocated, &leak.reserved, &leak.host})
+    h += fmt::format(
+        "<tr><td>{}</td><td>{}</td><td class=\"num\">{}</td><td "
+        "class=\"num\">{} to {}</td><td "
+        "class=\"num\">{:.2f}</td><td>{}</td></tr>\n",
+        v->name, to_string(v->shape),
+        (v->trend.slope < 0 ? "-" : "") + bytes_cell(std::abs(v->trend.slope)),
+        (v->slope_low < 0 ? "-" : "") + bytes_cell(std::abs(v->slope_low)),
+        (v->slope_high < 0 ? "-" : "") + bytes_cell(std::abs(v->slope_high)),
+        v->trend.r_squared, html_escape(v->reason));
+  h += "</table>\n";
+  h += fmt::format("<p>warm-up: {} image{} excluded</p>\n", leak.warmup,
+                   leak.warmup == 1 ? "" : "s");
+  h += "<table id=\"attribution\"><tr><th>kept by</th><th>component</th>"
+       "<th>per image</th><th>how</th><th>detail</th></tr>\n";
+  for (const auto& a : leak.attributions)
+    h += fmt::format(
+        "<tr><td>{}</td><td>{}</td><td class=\"num\">{}</td><td>{}</td>"
+        "<td>{}</td></tr>\n",
+        a.phase.empty() ? "between phases" : html_escape(a.phase),
+        html_escape(a.component), bytes_cell(a.bytes_per_image),
+        a.exact ? "exact" : "inferred", html_escape(a.detail));
+  if (leak.attributions.empty())
+    h += "<tr><td colspan=\"5\">nothing kept</td></tr>\n";
+  h += "</table>\n";
+  h += "<table id=\"parked\"><tr><th>parked but holding</th><th>holds</th>"
+       "<th>of its</th><th>how known</th></tr>\n";
+  for (const auto& ph : leak.parked_holding)
+    h += fmt::format(
+        "<tr><td>{}</td><td class=\"num\">{}</td><td class=\"num\">{}</td>"
+        "<td>{}</td></tr>\n",
+        html_escape(ph.component), bytes_cell(double(ph.held)),
+        bytes_cell(double(ph.bytes)),
+        ph.exact ? "its load's allocations are still live"
+                 : "its last park gave back less");
+  if (leak.parked_holding.empty())
+    h += "<tr><td colspan=\"4\">none</td></tr>\n";
+  h += "</table>\n";
+  return h;
+}
+
+std::string parity_section(const ParityReport& parity) {
+  std::string h;
+  h += "<h2>Parity with image 1</h2>\n<table id=\"parity\"><tr><th>phase</th>"
+       "<th>image 1</th><th>allowed</th><th>worst</th><th>worst image</th>"
+       "<th>ok</th></tr>\n";
+  for (const auto& row : parity.phases)
+    h += fmt::format(
+        "<tr><td>{}</td><td class=\"num\">{}</td><td class=\"num\">{}</td>"
+        "<td class=\"num\">{}</td><td "
+        "class=\"num\">{}</td><td>{}</td></tr>\n",
+        html_escape(row.occurrence == 0
+                        ? row.phase
+                        : fmt::format("{} #{}", row.phase, row.occurrence + 1)),
+        bytes_cell(double(row.first)), bytes_cell(double(row.allowed)),
+        bytes_cell(double(row.worst)), row.worst_image + 1,
+        !row.ok ? "BROKEN"
+        : row.carried_in
+            ? fmt::format("carried in {}, {}", bytes_cell(double(row.carried)),
+                          row.carried_by_image < 0
+                              ? std::string("by an earlier image")
+                              : fmt::format("{} of {}",
+                                            row.carried_by.empty()
+                                                ? std::string("between phases")
+                                                : html_escape(row.carried_by),
+                                            carried_images(row)))
+            : std::string("yes"));
+  h += "</table>\n";
+  return h;
+}
+
+}  // namespace
+
+std::string profile_html(const MemoryProfile& p, const LeakReport* leak,
+                         const ParityReport* parity) {
+  std::string h;
+  h.reserve(4096 + p.images.size() * 200);
+  const int shade = leak ? leak->warmup : 0;
+  h += head(p);
+  h += verdict_section(leak, parity);
+  h += memory_section(p, shade);
+  h += phase_section(p, shade);
+  if (leak) h += leak_section(*leak);
+  if (parity) h += parity_section(*parity);
   h +=
       "<p><small>mold memory report, schema 1 (docs/profiler.md)</small></p>\n";
   h += "</body>\n</html>\n";

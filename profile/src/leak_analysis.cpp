@@ -6,6 +6,7 @@
 #include <cmath>
 #include <map>
 #include <numeric>
+#include <optional>
 #include <set>
 #include <tuple>
 #include <utility>
@@ -85,39 +86,41 @@ int recent_holders(const ImageSample& last, int first) {
              : 0;
 }
 
-/// Exact attribution: the scopes of earlier images still live at the last
-/// image, by phase. Load scopes of parked components are parked holdings.
-void attribute_exactly(const MemoryProfile& p, int first, LeakReport& r) {
-  const ImageSample& last = p.images.back();
+/// What one phase (or the component's loads) allocated in earlier images
+/// that is still live at the last image.
+struct LiveScopes {
+  std::string component;
+  Bytes bytes = 0;
+  std::map<int, double> by_image;         // before the last image
+  std::map<int, double> by_image_to_end;  // the last one too
+};
+
+/// The last image's live scopes grouped: by phase (or between phases), by
+/// component for load scopes, and the load scopes of parked components.
+struct LiveScopeGroups {
+  std::map<std::string, LiveScopes> by_phase;
+  std::map<std::string, LiveScopes> by_component;
+  std::map<std::string, Bytes> parked_live;  // load scopes, any image
+};
+
+LiveScopeGroups group_live_scopes(const ImageSample& last) {
   std::map<std::string, Residency> residency;
-  std::map<std::string, Bytes> weights;
-  for (const auto& e : last.residency) {
-    residency[e.name] = e.residency;
-    weights[e.name] = e.bytes;
-  }
-  struct Group {
-    std::string component;
-    Bytes bytes = 0;
-    std::map<int, double> by_image;         // before the last image
-    std::map<int, double> by_image_to_end;  // the last one too
-  };
-  std::map<std::string, Group> by_phase;      // phase or between phases
-  std::map<std::string, Group> by_component;  // load scopes
-  std::map<std::string, Bytes> parked_live;   // load scopes, any image
+  for (const auto& e : last.residency) residency[e.name] = e.residency;
+  LiveScopeGroups groups;
   for (const auto& res : last.residue) {
     if (res.kind == "load") {
       const auto it = residency.find(res.component);
       if (it != residency.end() && it->second != Residency::device) {
-        parked_live[res.component] += res.bytes;
+        groups.parked_live[res.component] += res.bytes;
         continue;
       }
     }
     if (res.image < 0 || res.image > last.image) continue;
-    Group* g = nullptr;
+    LiveScopes* g = nullptr;
     if (res.kind == "load") {
-      g = &by_component[res.component];
+      g = &groups.by_component[res.component];
     } else if (res.kind == "phase" || res.kind == "between_phases") {
-      g = &by_phase[res.phase];
+      g = &groups.by_phase[res.phase];
       g->component = res.component;
     }
     if (!g) continue;
@@ -126,57 +129,75 @@ void attribute_exactly(const MemoryProfile& p, int first, LeakReport& r) {
     g->bytes += res.bytes;
     g->by_image[res.image] += double(res.bytes);
   }
-  const int earlier = std::max(1, last.image - first);
-  // What images after warm-up kept.
-  auto after_warmup = [&](const std::map<int, double>& all) {
-    return std::map<int, double>(all.lower_bound(first), all.end());
-  };
-  for (const auto& [phase, all] : by_phase) {
-    const Group g{all.component, 0, after_warmup(all.by_image), {}};
-    if (g.by_image.empty()) continue;
-    LeakAttribution a;
-    a.phase = phase;
-    a.component = g.component;
-    a.exact = true;
+  return groups;
+}
+
+/// What images from `first` on kept.
+std::map<int, double> from_image(const std::map<int, double>& all, int first) {
+  return std::map<int, double>(all.lower_bound(first), all.end());
+}
+
+/// A phase whose earlier images' allocations are still live, if any after
+/// warm-up are: its rate, and whether it kept them since warm-up (or since
+/// the first image) at a steady pace.
+std::optional<LeakAttribution> phase_attribution(const std::string& phase,
+                                                 const LiveScopes& all,
+                                                 int first, int last_image) {
+  const std::map<int, double> kept = from_image(all.by_image, first);
+  if (kept.empty()) return std::nullopt;
+  const int earlier = std::max(1, last_image - first);
+  LeakAttribution a;
+  a.phase = phase;
+  a.component = all.component;
+  a.exact = true;
+  std::tie(a.bytes_per_image, a.images) = rate_over_span(kept, earlier, 0);
+  a.persistent =
+      persistent(from_image(all.by_image_to_end, first), first, last_image);
+  a.since_first_image = persistent(all.by_image_to_end, 0, last_image);
+  // Kept from the first image on: its rate over the whole run.
+  if (a.since_first_image)
     std::tie(a.bytes_per_image, a.images) =
-        rate_over_span(g.by_image, earlier, 0);
-    a.persistent =
-        persistent(after_warmup(all.by_image_to_end), first, last.image);
-    a.since_first_image = persistent(all.by_image_to_end, 0, last.image);
-    // Kept from the first image on: its rate over the whole run.
-    if (a.since_first_image)
-      std::tie(a.bytes_per_image, a.images) =
-          rate_over_span(all.by_image, std::max(1, last.image), 0);
-    a.detail = fmt::format(
-        "{} allocated by {} in {} of the {} images before the last (after "
-        "warm-up) is still live at the end of the last image; {} per image "
-        "over the {} images from the first that kept some to the last",
-        format_bytes(Bytes(std::llround(std::accumulate(
-            g.by_image.begin(), g.by_image.end(), 0.0,
-            [](double sum, const auto& kv) { return sum + kv.second; })))),
-        phase.empty() ? std::string("the pipeline between phases")
-                      : "phase " + phase,
-        g.by_image.size(), earlier, bytes_text(a.bytes_per_image), a.images);
-    r.attributions.push_back(std::move(a));
-  }
-  for (const auto& [component, bytes] : parked_live)
+        rate_over_span(all.by_image, std::max(1, last_image), 0);
+  a.detail = fmt::format(
+      "{} allocated by {} in {} of the {} images before the last (after "
+      "warm-up) is still live at the end of the last image; {} per image "
+      "over the {} images from the first that kept some to the last",
+      format_bytes(Bytes(std::llround(std::accumulate(
+          kept.begin(), kept.end(), 0.0,
+          [](double sum, const auto& kv) { return sum + kv.second; })))),
+      phase.empty() ? std::string("the pipeline between phases")
+                    : "phase " + phase,
+      kept.size(), earlier, bytes_text(a.bytes_per_image), a.images);
+  return a;
+}
+
+/// Exact attribution: the scopes of earlier images still live at the last
+/// image, by phase. Load scopes of parked components are parked holdings.
+void attribute_exactly(const MemoryProfile& p, int first, LeakReport& r) {
+  const ImageSample& last = p.images.back();
+  const LiveScopeGroups groups = group_live_scopes(last);
+  for (const auto& [phase, all] : groups.by_phase)
+    if (auto a = phase_attribution(phase, all, first, last.image))
+      r.attributions.push_back(std::move(*a));
+  std::map<std::string, Bytes> weights;
+  for (const auto& e : last.residency) weights[e.name] = e.bytes;
+  for (const auto& [component, bytes] : groups.parked_live)
     r.parked_holding.push_back({component, weights[component], bytes, true});
-  for (const auto& [component, all] : by_component) {
-    const Group g{all.component, 0, after_warmup(all.by_image), {}};
-    if (g.by_image.size() > 1) {
-      // Resident, but loads of earlier images are still live too.
-      LeakAttribution a;
-      a.phase = "";
-      a.component = component;
-      a.exact = true;
-      std::tie(a.bytes_per_image, a.images) =
-          rate_over_span(g.by_image, earlier, 0);
-      a.detail = fmt::format(
-          "{} allocated while loading {} in {} earlier images is still live: "
-          "earlier loads were not freed",
-          format_bytes(all.bytes), component, g.by_image.size());
-      r.attributions.push_back(std::move(a));
-    }
+  const int earlier = std::max(1, last.image - first);
+  for (const auto& [component, all] : groups.by_component) {
+    const std::map<int, double> kept = from_image(all.by_image, first);
+    if (kept.size() <= 1) continue;
+    // Resident, but loads of earlier images are still live too.
+    LeakAttribution a;
+    a.phase = "";
+    a.component = component;
+    a.exact = true;
+    std::tie(a.bytes_per_image, a.images) = rate_over_span(kept, earlier, 0);
+    a.detail = fmt::format(
+        "{} allocated while loading {} in {} earlier images is still live: "
+        "earlier loads were not freed",
+        format_bytes(all.bytes), component, kept.size());
+    r.attributions.push_back(std::move(a));
   }
   std::sort(r.attributions.begin(), r.attributions.end(),
             [](const LeakAttribution& a, const LeakAttribution& b) {
@@ -267,9 +288,11 @@ std::string to_string(LeakVerdict verdict) {
   return "?";
 }
 
-LeakReport analyze_leaks(const MemoryProfile& p, const LeakOptions& o) {
-  LeakReport r;
-  r.images = int(p.images.size());
+namespace {
+
+/// The three series (allocated, reserved, host RSS) judged on their own.
+void judge_all_series(const MemoryProfile& p, const LeakOptions& o,
+                      LeakReport& r) {
   std::vector<double> allocated, reserved, host;
   double device_peak = 0, host_peak = 0;
   for (const auto& img : p.images) {
@@ -293,45 +316,44 @@ LeakReport analyze_leaks(const MemoryProfile& p, const LeakOptions& o) {
   host_rules.threshold = o.host_threshold;
   r.host = judge_series("host_rss", host, host_peak, host_rules);
   r.warmup = r.allocated.warmup;
-  if (r.images < 4) {
-    r.verdict = LeakVerdict::too_few;
-    r.summary = fmt::format(
-        "too few images: {}; at least 4 are needed (give more images)",
-        r.images);
-    return r;
-  }
-  // Where the backend attributes allocations, the scopes still live say
-  // more than the series: a phase whose allocations of every image since
-  // warm-up are still live leaks, whatever the noise around it; a series
-  // that rises (not at every image) while no phase's early allocations are
-  // still live is a cache whose entries are replaced, or a leak the scopes
-  // do not see: undecided.
-  const bool attributed = p.images.back().attributed;
-  if (attributed) attribute_exactly(p, r.warmup, r);
-  const double base = double(o.threshold);
-  const LeakAttribution* kept_all_along = nullptr;
+}
+
+/// The exact attribution that kept the most per image, at or above the
+/// threshold, from every image since warm-up on; null if none did.
+const LeakAttribution* kept_all_along(const LeakReport& r,
+                                      const LeakOptions& o) {
+  const LeakAttribution* kept = nullptr;
   for (const auto& a : r.attributions)
-    if (a.persistent && a.bytes_per_image >= base &&
-        (!kept_all_along ||
-         a.bytes_per_image > kept_all_along->bytes_per_image))
-      kept_all_along = &a;
-  SeriesVerdict& alloc = r.allocated;
-  if (attributed && kept_all_along && kept_all_along->since_first_image &&
-      !alloc.grows()) {
+    if (a.persistent && a.bytes_per_image >= double(o.threshold) &&
+        (!kept || a.bytes_per_image > kept->bytes_per_image))
+      kept = &a;
+  return kept;
+}
+
+/// Where the backend attributes allocations, the scopes still live say
+/// more than the series: a phase whose allocations of every image since
+/// warm-up are still live leaks, whatever the noise around it; a series
+/// that rises (not at every image) while no phase's early allocations are
+/// still live is a cache whose entries are replaced, or a leak the scopes
+/// do not see: undecided.
+void judge_allocated_by_scopes(const MemoryProfile& p, int images,
+                               const LeakAttribution* kept,
+                               SeriesVerdict& alloc) {
+  if (kept && kept->since_first_image && !alloc.grows()) {
     alloc.shape = SeriesShape::grows;
     alloc.reason = fmt::format(
         "GROWS by its allocation scopes: {} kept {} per image from image 1 "
         "on, all still live: never freed (the series alone, noisier: {})",
-        kept_all_along->phase.empty()
-            ? std::string("the pipeline between phases")
-            : "phase " + kept_all_along->phase,
-        bytes_text(kept_all_along->bytes_per_image), alloc.reason);
-  } else if (const int holders =
-                 attributed && !kept_all_along && !alloc.rises_every_image &&
-                         (alloc.grows() ||
-                          alloc.shape == SeriesShape::undecided)
-                     ? recent_holders(p.images.back(), alloc.warmup)
-                     : 0) {
+        kept->phase.empty() ? std::string("the pipeline between phases")
+                            : "phase " + kept->phase,
+        bytes_text(kept->bytes_per_image), alloc.reason);
+    return;
+  }
+  if (kept || alloc.rises_every_image) return;
+  const int holders = alloc.grows() || alloc.shape == SeriesShape::undecided
+                          ? recent_holders(p.images.back(), alloc.warmup)
+                          : 0;
+  if (holders) {
     alloc.shape = SeriesShape::bounded;
     alloc.grew = *std::max_element(alloc.values.begin(), alloc.values.end()) -
                  double(p.images.front().after.allocated);
@@ -345,10 +367,9 @@ LeakReport analyze_leaks(const MemoryProfile& p, const LeakOptions& o) {
         "allocations are still live, every earlier image's were freed: a "
         "cache whose entries are replaced (the series alone: {})",
         holders, alloc.reason);
-  } else if (attributed && !kept_all_along && alloc.grows() &&
-             !alloc.rises_every_image) {
+  } else if (alloc.grows()) {
     alloc.shape = SeriesShape::undecided;
-    alloc.images_needed = std::max(alloc.images_needed, 2 * r.images);
+    alloc.images_needed = std::max(alloc.images_needed, 2 * images);
     alloc.reason = fmt::format(
         "undecided: it rises ({}), but no phase's allocations of the first "
         "images after warm-up are still live (exact, from allocation scopes): "
@@ -356,25 +377,26 @@ LeakReport analyze_leaks(const MemoryProfile& p, const LeakOptions& o) {
         "run at least {} images",
         alloc.reason, alloc.images_needed);
   }
-  const bool device_leak = r.allocated.grows();
-  const bool host_leak = r.host.grows() && !device_leak;
-  r.host_only = host_leak;
-  r.caching = !device_leak && r.reserved.grows();
+}
 
-  const int first = r.warmup;
+/// Keeps the attributions worth a line: on a device leak, what was kept all
+/// along where something was (or the inferred phase where nothing was
+/// exact); none without one. Parked holdings stay, even without growth.
+void keep_attributions(const MemoryProfile& p, const LeakOptions& o,
+                       bool device_leak, bool any_kept_all_along,
+                       LeakReport& r) {
   if (device_leak) {
-    // What was kept all along, where something was.
-    if (kept_all_along)
+    if (any_kept_all_along)
       r.attributions.erase(
           std::remove_if(
               r.attributions.begin(), r.attributions.end(),
               [](const LeakAttribution& a) { return !a.persistent; }),
           r.attributions.end());
     if (r.attributions.empty())
-      attribute_by_inference(p, first, r.allocated.trend.slope,
+      attribute_by_inference(p, r.warmup, r.allocated.trend.slope,
                              double(o.threshold) / 4, r);
   } else {
-    r.attributions.clear();  // parked holdings stay, even without growth
+    r.attributions.clear();
   }
   // What is below the threshold is not worth a line.
   r.parked_holding.erase(
@@ -389,113 +411,166 @@ LeakReport analyze_leaks(const MemoryProfile& p, const LeakOptions& o) {
                      }),
       r.attributions.end());
   parked_by_release(p, o, r);
+}
 
+/// The series the verdict rests on when it is not a leak: the first
+/// undecided one (allocated, then host RSS) and the bounded one.
+struct DecidingSeries {
   const SeriesVerdict* undecided = nullptr;
+  const SeriesVerdict* bounded = nullptr;
+};
+
+DecidingSeries deciding_series(bool no_device, LeakReport& r) {
+  DecidingSeries d;
   for (const SeriesVerdict* v : {&r.allocated, &r.host})
     if (v->shape == SeriesShape::undecided) {
       r.images_needed = std::max(r.images_needed, v->images_needed);
-      if (!undecided) undecided = v;
+      if (!d.undecided) d.undecided = v;
     }
-  const bool no_device = p.backend.empty();
-  const SeriesVerdict* bounded =
-      r.allocated.shape == SeriesShape::bounded           ? &r.allocated
-      : no_device && r.host.shape == SeriesShape::bounded ? &r.host
-                                                          : nullptr;
-  if (device_leak || host_leak || !r.parked_holding.empty())
-    r.verdict = LeakVerdict::leak;
-  else if (undecided)
-    r.verdict = LeakVerdict::undecided;
-  else if (bounded)
-    r.verdict = LeakVerdict::bounded;
-  else
-    r.verdict = LeakVerdict::clean;
+  d.bounded = r.allocated.shape == SeriesShape::bounded           ? &r.allocated
+              : no_device && r.host.shape == SeriesShape::bounded ? &r.host
+                                                                  : nullptr;
+  return d;
+}
 
-  const auto plural = [](std::size_t n) { return n == 1 ? "" : "s"; };
-  const auto label = [](const SeriesVerdict& v) {
-    return v.name == "host_rss" ? std::string("host RSS") : v.name;
-  };
-  if (device_leak) {
-    r.summary = fmt::format(
-        "LEAK: allocated grows {} per image (95% interval {} to {}) over {} "
-        "images after {} warm-up image{}",
-        bytes_text(r.allocated.trend.slope), bytes_text(r.allocated.slope_low),
-        bytes_text(r.allocated.slope_high), r.allocated.values.size(), r.warmup,
-        plural(std::size_t(r.warmup)));
-    if (!r.attributions.empty()) {
-      const LeakAttribution& a = r.attributions.front();
-      r.summary += fmt::format("; kept by {} ({}), {} per image over {} images",
-                               a.phase.empty()
-                                   ? std::string("the pipeline between phases")
-                                   : a.phase,
-                               a.exact ? "exact" : "inferred",
-                               bytes_text(a.bytes_per_image), a.images);
-    }
-  } else if (!r.parked_holding.empty()) {
+std::string plural(std::size_t n) { return n == 1 ? "" : "s"; }
+
+std::string label(const SeriesVerdict& v) {
+  return v.name == "host_rss" ? std::string("host RSS") : v.name;
+}
+
+std::string device_leak_summary(const LeakReport& r) {
+  std::string summary = fmt::format(
+      "LEAK: allocated grows {} per image (95% interval {} to {}) over {} "
+      "images after {} warm-up image{}",
+      bytes_text(r.allocated.trend.slope), bytes_text(r.allocated.slope_low),
+      bytes_text(r.allocated.slope_high), r.allocated.values.size(), r.warmup,
+      plural(std::size_t(r.warmup)));
+  if (!r.attributions.empty()) {
+    const LeakAttribution& a = r.attributions.front();
+    summary += fmt::format(
+        "; kept by {} ({}), {} per image over {} images",
+        a.phase.empty() ? std::string("the pipeline between phases") : a.phase,
+        a.exact ? "exact" : "inferred", bytes_text(a.bytes_per_image),
+        a.images);
+  }
+  return summary;
+}
+
+/// What the allocator says of a reserved series that grows while the
+/// allocated one does not, where it says anything.
+std::string caching_summary(const MemoryProfile& p, const LeakReport& r) {
+  const MemoryStats& a = p.images[std::size_t(r.reserved.warmup)].after;
+  const MemoryStats& b = p.images.back().after;
+  std::string evidence;
+  if (b.inactive_split > a.inactive_split)
+    evidence += fmt::format("; inactive split blocks grew {}",
+                            format_bytes(b.inactive_split - a.inactive_split));
+  if (b.alloc_retries > a.alloc_retries)
+    evidence += fmt::format(
+        "; {} allocation retries (the cache freed and "
+        "retried)",
+        b.alloc_retries - a.alloc_retries);
+  return fmt::format(
+      "clean: allocated is {}; reserved grows {} per image, which is the "
+      "allocator caching or fragmenting, not a leak{}",
+      to_string(r.allocated.shape), bytes_text(r.reserved.trend.slope),
+      evidence);
+}
+
+std::string bounded_summary(const SeriesVerdict& bounded) {
+  if (bounded.live_images > 0) {
+    const auto [low, high] =
+        std::minmax_element(bounded.values.begin(), bounded.values.end());
+    return fmt::format(
+        "bounded: only the last {} images' allocations are still live (exact, "
+        "from allocation scopes), every earlier image's were freed: a cache "
+        "whose entries are replaced; allocated stays between {} and {} since "
+        "image {}, not a leak",
+        bounded.live_images, bytes_text(*low), bytes_text(*high),
+        bounded.warmup + 1);
+  }
+  return fmt::format(
+      "bounded: {} grew {} over {} and stayed flat for the {} images "
+      "since: a cache that filled, not a leak",
+      label(bounded), bytes_text(bounded.grew),
+      bounded.grew_to <= 1 ? std::string("image 1")
+                           : fmt::format("images 1-{}", bounded.grew_to),
+      bounded.flat_images);
+}
+
+/// The one-line summary, for the verdict already decided.
+std::string summary(const MemoryProfile& p, const LeakReport& r,
+                    const DecidingSeries& d, bool no_device) {
+  const bool device_leak = r.allocated.grows();
+  if (device_leak) return device_leak_summary(r);
+  if (!r.parked_holding.empty()) {
     // Exact, and said before a host-only growth that may be its consequence.
     const ParkedHolding& h = r.parked_holding.front();
-    r.summary = fmt::format(
+    return fmt::format(
         "LEAK: {} is parked but still holds {} of its {} on the device",
         h.component, format_bytes(h.held), format_bytes(h.bytes));
-  } else if (host_leak) {
-    r.summary = fmt::format(
+  }
+  if (r.host_only)
+    return fmt::format(
         "LEAK in host memory: the process's resident set grows {} per image "
         "(95% interval {} to {}){}",
         bytes_text(r.host.trend.slope), bytes_text(r.host.slope_low),
         bytes_text(r.host.slope_high),
         no_device ? " (no device memory was sampled)"
                   : " while the device's allocated bytes stay flat");
-  } else if (undecided) {
+  if (d.undecided) {
     const std::string prefix = "undecided: ";
-    const std::string& why = undecided->reason;
-    r.summary = fmt::format("UNDECIDED: {} {}", label(*undecided),
-                            why.compare(0, prefix.size(), prefix) == 0
-                                ? why.substr(prefix.size())
-                                : why);
-  } else if (r.caching) {
-    // What the allocator says of it, where it says anything.
-    const MemoryStats& a = p.images[std::size_t(r.reserved.warmup)].after;
-    const MemoryStats& b = p.images.back().after;
-    std::string evidence;
-    if (b.inactive_split > a.inactive_split)
-      evidence +=
-          fmt::format("; inactive split blocks grew {}",
-                      format_bytes(b.inactive_split - a.inactive_split));
-    if (b.alloc_retries > a.alloc_retries)
-      evidence += fmt::format(
-          "; {} allocation retries (the cache freed and "
-          "retried)",
-          b.alloc_retries - a.alloc_retries);
-    r.summary = fmt::format(
-        "clean: allocated is {}; reserved grows {} per image, which is the "
-        "allocator caching or fragmenting, not a leak{}",
-        to_string(r.allocated.shape), bytes_text(r.reserved.trend.slope),
-        evidence);
-  } else if (bounded && bounded->live_images > 0) {
-    const auto [low, high] =
-        std::minmax_element(bounded->values.begin(), bounded->values.end());
-    r.summary = fmt::format(
-        "bounded: only the last {} images' allocations are still live (exact, "
-        "from allocation scopes), every earlier image's were freed: a cache "
-        "whose entries are replaced; allocated stays between {} and {} since "
-        "image {}, not a leak",
-        bounded->live_images, bytes_text(*low), bytes_text(*high),
-        bounded->warmup + 1);
-  } else if (bounded) {
-    r.summary = fmt::format(
-        "bounded: {} grew {} over {} and stayed flat for the {} images "
-        "since: a cache that filled, not a leak",
-        label(*bounded), bytes_text(bounded->grew),
-        bounded->grew_to <= 1 ? std::string("image 1")
-                              : fmt::format("images 1-{}", bounded->grew_to),
-        bounded->flat_images);
-  } else {
-    const SeriesVerdict& v = no_device ? r.host : r.allocated;
-    r.summary = fmt::format(
-        "clean: no growth after {} warm-up image{} ({} {} per image over {} "
-        "images)",
-        v.warmup, plural(std::size_t(v.warmup)), label(v),
-        bytes_text(v.trend.slope), v.values.size());
+    const std::string& why = d.undecided->reason;
+    return fmt::format("UNDECIDED: {} {}", label(*d.undecided),
+                       why.compare(0, prefix.size(), prefix) == 0
+                           ? why.substr(prefix.size())
+                           : why);
   }
+  if (r.caching) return caching_summary(p, r);
+  if (d.bounded) return bounded_summary(*d.bounded);
+  const SeriesVerdict& v = no_device ? r.host : r.allocated;
+  return fmt::format(
+      "clean: no growth after {} warm-up image{} ({} {} per image over {} "
+      "images)",
+      v.warmup, plural(std::size_t(v.warmup)), label(v),
+      bytes_text(v.trend.slope), v.values.size());
+}
+
+}  // namespace
+
+LeakReport analyze_leaks(const MemoryProfile& p, const LeakOptions& o) {
+  LeakReport r;
+  r.images = int(p.images.size());
+  judge_all_series(p, o, r);
+  if (r.images < 4) {
+    r.verdict = LeakVerdict::too_few;
+    r.summary = fmt::format(
+        "too few images: {}; at least 4 are needed (give more images)",
+        r.images);
+    return r;
+  }
+  const bool attributed = p.images.back().attributed;
+  if (attributed) attribute_exactly(p, r.warmup, r);
+  const LeakAttribution* kept = kept_all_along(r, o);
+  if (attributed) judge_allocated_by_scopes(p, r.images, kept, r.allocated);
+  const bool device_leak = r.allocated.grows();
+  const bool host_leak = r.host.grows() && !device_leak;
+  r.host_only = host_leak;
+  r.caching = !device_leak && r.reserved.grows();
+  keep_attributions(p, o, device_leak, kept != nullptr, r);
+
+  const bool no_device = p.backend.empty();
+  const DecidingSeries d = deciding_series(no_device, r);
+  if (device_leak || host_leak || !r.parked_holding.empty())
+    r.verdict = LeakVerdict::leak;
+  else if (d.undecided)
+    r.verdict = LeakVerdict::undecided;
+  else if (d.bounded)
+    r.verdict = LeakVerdict::bounded;
+  else
+    r.verdict = LeakVerdict::clean;
+  r.summary = summary(p, r, d, no_device);
   return r;
 }
 

@@ -120,28 +120,64 @@ std::string attention_term(const std::vector<Point>& points,
   return block;
 }
 
-/// Measures each size (calling `on_point` after each, for progress), builds
-/// the calibration table and, with --write, writes it. Sets `failure`'s
-/// workload to the size being measured.
-CalibrateResult run(const tools::Host& host, const CalibrateRequest& request,
-                    const std::function<void(const Point&)>& on_point,
-                    FailureContext& failure) {
-  const std::shared_ptr<mold::Backend> backend =
-      host.registry->create_backend(request.backend);
+/// One VAE pass of `size` in `dtype_name` (the VAE already in that dtype on
+/// the backend's device): its working peak, time and resident-set peak.
+Point measure_point(mold::Backend& backend, mold::Vae& vae,
+                    const CalibrateRequest& request,
+                    const std::string& dtype_name, at::ScalarType dtype,
+                    int size, at::Generator& generator) {
+  const bool decode = request.op == mold::ops::kVaeDecode;
+  const at::Tensor input =
+      (decode ? at::randn({1, vae.latent_channels(), size / 8, size / 8},
+                          generator, at::kFloat)
+              : at::rand({1, 3, size, size}, generator, at::kFloat) * 2 - 1)
+          .to(backend.torch_device(), dtype);
+  backend.synchronize_and_check();
+  backend.empty_cache();
+  const mold::MemoryStats before = backend.stats();
+  const mold::Bytes rss_before = mold::read_host_rss();
+  const bool rss_peak_known = mold::reset_host_peak_rss();
+  backend.reset_peak();
+  const auto start = std::chrono::steady_clock::now();
+  {
+    const at::Tensor out =
+        decode ? vae.decode(input, {}) : vae.encode(input, {});
+    backend.synchronize_and_check();
+  }
+  const double seconds =
+      std::chrono::duration<double>(std::chrono::steady_clock::now() - start)
+          .count();
+  // The allocated peak above the start (the cpu backend's tracking
+  // allocator), or the reserved one where an allocator caches (cuda).
+  const mold::Bytes peak = mold::working_peak(before, backend.stats());
+  const mold::Bytes rss_peak = mold::read_host_peak_rss();
+  return {dtype_name,
+          size,
+          peak,
+          double(peak) / (double(size) * size * double(at::elementSize(dtype))),
+          seconds,
+          rss_peak_known && rss_peak > rss_before ? rss_peak - rss_before : 0};
+}
+
+/// Every dtype at every size, calling `on_point` after each (for progress).
+/// Sets `failure`'s workload to the size being measured.
+std::vector<Point> measure_points(
+    const tools::Host& host, mold::Backend& backend,
+    const CalibrateRequest& request,
+    const std::function<void(const Point&)>& on_point,
+    FailureContext& failure) {
   const auto vae =
       make_family_vae(*host.registry, request.family, request.arch, 0);
   at::Generator generator = at::detail::createCPUGenerator(1);
-  CalibrateResult result;
-  std::vector<Point>& points = result.points;
+  std::vector<Point> points;
   for (const std::string& dtype_name : request.dtypes) {
     const at::ScalarType dtype = dtype_name == "bfloat16"  ? at::kBFloat16
                                  : dtype_name == "float16" ? at::kHalf
                                                            : at::kFloat;
-    vae->to(backend->torch_device(), dtype);
+    vae->to(backend.torch_device(), dtype);
     for (const int size : request.sizes) {
-      const bool decode = request.op == mold::ops::kVaeDecode;
       if (request.arch ==
-          mold::archs::kDefault) {  // the estimators describe this one
+          mold::archs::kDefault) {  // the estimators describe it
         mold::Workload w;
         w.family = request.family;
         w.op = request.op;
@@ -150,43 +186,18 @@ CalibrateResult run(const tools::Host& host, const CalibrateRequest& request,
         w.height = w.width = size;
         failure.workload = w;
       }
-      const at::Tensor input =
-          (decode ? at::randn({1, vae->latent_channels(), size / 8, size / 8},
-                              generator, at::kFloat)
-                  : at::rand({1, 3, size, size}, generator, at::kFloat) * 2 - 1)
-              .to(backend->torch_device(), dtype);
-      backend->synchronize_and_check();
-      backend->empty_cache();
-      const mold::MemoryStats before = backend->stats();
-      const mold::Bytes rss_before = mold::read_host_rss();
-      const bool rss_peak_known = mold::reset_host_peak_rss();
-      backend->reset_peak();
-      const auto start = std::chrono::steady_clock::now();
-      {
-        const at::Tensor out =
-            decode ? vae->decode(input, {}) : vae->encode(input, {});
-        backend->synchronize_and_check();
-      }
-      const double seconds = std::chrono::duration<double>(
-                                 std::chrono::steady_clock::now() - start)
-                                 .count();
-      // The allocated peak above the start (the cpu backend's tracking
-      // allocator), or the reserved one where an allocator caches (cuda).
-      const mold::Bytes peak = mold::working_peak(before, backend->stats());
-      const mold::Bytes rss_peak = mold::read_host_peak_rss();
-      points.push_back(
-          {dtype_name, size, peak,
-           double(peak) /
-               (double(size) * size * double(at::elementSize(dtype))),
-           seconds,
-           rss_peak_known && rss_peak > rss_before ? rss_peak - rss_before
-                                                   : 0});
+      points.push_back(measure_point(backend, *vae, request, dtype_name, dtype,
+                                     size, generator));
       if (on_point) on_point(points.back());
     }
   }
-  const std::string date = calibration_date();
+  return points;
+}
+
+/// The command line recorded in the table's comment and source.
+std::string calibration_command(const CalibrateRequest& request) {
   const bool published = request.arch == mold::archs::kDefault;
-  result.command = fmt::format(
+  return fmt::format(
       "molddiag calibrate --family {} --op {}{}{} --sizes {} --dtype {} "
       "--headroom {:g}{}",
       request.family, request.op, published ? "" : " --arch " + request.arch,
@@ -195,6 +206,112 @@ CalibrateResult run(const tools::Host& host, const CalibrateRequest& request,
       request.attention_from > 0
           ? fmt::format(" --attention-from {}", request.attention_from)
           : std::string());
+}
+
+/// One dtype: the per-pixel constant from the points below --attention-from
+/// (the largest implied bytes per pixel, times the headroom), and the
+/// attention term from the points at or above it. The TOML lines.
+std::string one_dtype_constants(const std::vector<Point>& points,
+                                const CalibrateRequest& request,
+                                CalibrateResult& result) {
+  std::vector<Point> per_pixel, attention;
+  for (const auto& p : points)
+    (request.attention_from > 0 && p.size >= request.attention_from ? attention
+                                                                    : per_pixel)
+        .push_back(p);
+  double max_k = 0;
+  for (const auto& p : per_pixel) max_k = std::max(max_k, p.implied);
+  result.bytes_per_pixel = std::ceil(max_k * request.headroom);
+  std::string block =
+      fmt::format("bytes_per_pixel = {:g}\npoints = [", result.bytes_per_pixel);
+  for (std::size_t i = 0; i < per_pixel.size(); ++i)
+    block += fmt::format("{}[{}, {:.1f}]", i ? ", " : "",
+                         per_pixel[i].size * per_pixel[i].size,
+                         per_pixel[i].implied);
+  block += "]\n";
+  if (!attention.empty()) block += attention_term(attention, request, result);
+  return block;
+}
+
+/// Several dtypes: bytes/px = k x element + k32 x 4 (the part computed in
+/// float32 in every dtype): the non-negative (k, k32) nearest every point in
+/// squared relative error. Returns {k, k32}, not yet raised to cover.
+std::pair<double, double> fit_dtype_constants(
+    const std::vector<Point>& points) {
+  double aa = 0, ab = 0, bb = 0, ay = 0, by = 0;
+  for (const auto& p : points) {
+    const double e = double(mold::dtype_size(p.dtype));
+    const double y = std::max(p.implied * e, 1e-9);  // bytes per pixel
+    const double u = e / y, v = 4 / y;               // rows scaled by 1/y
+    aa += u * u;
+    ab += u * v;
+    bb += v * v;
+    ay += u;
+    by += v;
+  }
+  const double det = aa * bb - ab * ab;
+  double k = 0, k32 = 0;
+  if (std::abs(det) > 1e-12) {
+    k = (ay * bb - ab * by) / det;
+    k32 = (aa * by - ab * ay) / det;
+  }
+  if (k >= 0 && k32 >= 0) return {k, k32};
+  // One constant alone, the better of the two.
+  const double k_only = ay / aa, k32_only = by / bb;
+  double error_k = 0, error_k32 = 0;
+  for (const auto& p : points) {
+    const double e = double(mold::dtype_size(p.dtype));
+    const double y = std::max(p.implied * e, 1e-9);
+    error_k += std::pow(k_only * e / y - 1, 2);
+    error_k32 += std::pow(k32_only * 4 / y - 1, 2);
+  }
+  return error_k <= error_k32 ? std::pair{k_only, 0.0}
+                              : std::pair{0.0, k32_only};
+}
+
+/// Several dtypes: the fit raised until every point is covered, times the
+/// headroom; the TOML lines, with each point against the fit.
+std::string dtype_constants(const std::vector<Point>& points,
+                            const CalibrateRequest& request,
+                            CalibrateResult& result) {
+  const auto [k, k32] = fit_dtype_constants(points);
+  double cover = 1;
+  for (const auto& p : points) {
+    const double e = double(mold::dtype_size(p.dtype));
+    cover = std::max(cover, p.implied * e / (k * e + k32 * 4));
+  }
+  result.bytes_per_pixel = std::ceil(k * cover * request.headroom);
+  result.float32_bytes_per_pixel = std::ceil(k32 * cover * request.headroom);
+  std::string block =
+      "# dtype, size: measured bytes per pixel -> the fit (ratio)\n";
+  for (const auto& p : points) {
+    const double e = double(mold::dtype_size(p.dtype));
+    const double fit =
+        result.bytes_per_pixel * e + result.float32_bytes_per_pixel * 4;
+    block +=
+        fmt::format("#   {} {}x{}: {:.1f} -> {:g} ({:.3f})\n", p.dtype, p.size,
+                    p.size, p.implied * e, fit, fit / (p.implied * e));
+  }
+  block += fmt::format(
+      "bytes_per_pixel = {:g}\nfloat32_bytes_per_pixel = "
+      "{:g}\n",
+      result.bytes_per_pixel, result.float32_bytes_per_pixel);
+  return block;
+}
+
+/// Measures each size (calling `on_point` after each, for progress), builds
+/// the calibration table and, with --write, writes it. Sets `failure`'s
+/// workload to the size being measured.
+CalibrateResult run(const tools::Host& host, const CalibrateRequest& request,
+                    const std::function<void(const Point&)>& on_point,
+                    FailureContext& failure) {
+  const std::shared_ptr<mold::Backend> backend =
+      host.registry->create_backend(request.backend);
+  CalibrateResult result;
+  result.points = measure_points(host, *backend, request, on_point, failure);
+  const std::string date = calibration_date();
+  const bool published = request.arch == mold::archs::kDefault;
+  result.command = calibration_command(request);
   // Another architecture's constants go in its own [op.BACKEND.ARCH] table.
   const std::string table = request.op + "." + request.backend +
                             (published ? "" : "." + request.arch);
@@ -202,80 +319,9 @@ CalibrateResult run(const tools::Host& host, const CalibrateRequest& request,
   block = fmt::format("[{}]\n", table);
   block += fmt::format("# measured by: {} ({}, {})\n", result.command,
                        backend->device_name(), date);
-  if (request.dtypes.size() == 1) {
-    // With --attention-from, the points from that size on fit the attention
-    // term; the others, the per-pixel constant.
-    std::vector<Point> per_pixel, attention;
-    for (const auto& p : points)
-      (request.attention_from > 0 && p.size >= request.attention_from
-           ? attention
-           : per_pixel)
-          .push_back(p);
-    double max_k = 0;
-    for (const auto& p : per_pixel) max_k = std::max(max_k, p.implied);
-    result.bytes_per_pixel = std::ceil(max_k * request.headroom);
-    block += fmt::format("bytes_per_pixel = {:g}\npoints = [",
-                         result.bytes_per_pixel);
-    for (std::size_t i = 0; i < per_pixel.size(); ++i)
-      block += fmt::format("{}[{}, {:.1f}]", i ? ", " : "",
-                           per_pixel[i].size * per_pixel[i].size,
-                           per_pixel[i].implied);
-    block += "]\n";
-    if (!attention.empty()) block += attention_term(attention, request, result);
-  } else {
-    // bytes/px = k x element + k32 x 4 (the part computed in float32 in
-    // every dtype): the non-negative (k, k32) nearest every point in
-    // squared relative error, raised until every point is covered.
-    double aa = 0, ab = 0, bb = 0, ay = 0, by = 0;
-    for (const auto& p : points) {
-      const double e = double(mold::dtype_size(p.dtype));
-      const double y = std::max(p.implied * e, 1e-9);  // bytes per pixel
-      const double u = e / y, v = 4 / y;               // rows scaled by 1/y
-      aa += u * u;
-      ab += u * v;
-      bb += v * v;
-      ay += u;
-      by += v;
-    }
-    const double det = aa * bb - ab * ab;
-    double k = 0, k32 = 0;
-    if (std::abs(det) > 1e-12) {
-      k = (ay * bb - ab * by) / det;
-      k32 = (aa * by - ab * ay) / det;
-    }
-    if (!(k >= 0 && k32 >= 0)) {  // one constant alone, the better of the two
-      const double k_only = ay / aa, k32_only = by / bb;
-      double error_k = 0, error_k32 = 0;
-      for (const auto& p : points) {
-        const double e = double(mold::dtype_size(p.dtype));
-        const double y = std::max(p.implied * e, 1e-9);
-        error_k += std::pow(k_only * e / y - 1, 2);
-        error_k32 += std::pow(k32_only * 4 / y - 1, 2);
-      }
-      k = error_k <= error_k32 ? k_only : 0;
-      k32 = error_k <= error_k32 ? 0 : k32_only;
-    }
-    double cover = 1;
-    for (const auto& p : points) {
-      const double e = double(mold::dtype_size(p.dtype));
-      cover = std::max(cover, p.implied * e / (k * e + k32 * 4));
-    }
-    result.bytes_per_pixel = std::ceil(k * cover * request.headroom);
-    result.float32_bytes_per_pixel = std::ceil(k32 * cover * request.headroom);
-    block += "# dtype, size: measured bytes per pixel -> the fit (ratio)\n";
-    for (const auto& p : points) {
-      const double e = double(mold::dtype_size(p.dtype));
-      const double fit =
-          result.bytes_per_pixel * e + result.float32_bytes_per_pixel * 4;
-      block += fmt::format("#   {} {}x{}: {:.1f} -> {:g} ({:.3f})\n", p.dtype,
-                           p.size, p.size, p.implied * e, fit,
-                           fit / (p.implied * e));
-    }
-    block += fmt::format(
-        "bytes_per_pixel = {:g}\nfloat32_bytes_per_pixel = "
-        "{:g}\n",
-        result.bytes_per_pixel, result.float32_bytes_per_pixel);
-  }
+  block += request.dtypes.size() == 1
+               ? one_dtype_constants(result.points, request, result)
+               : dtype_constants(result.points, request, result);
   block +=
       fmt::format("headroom = {:g}\ncalibrated = true\n", request.headroom);
   block += fmt::format("source = \"{} on {}, {}, {} ({})\"\n", result.command,

@@ -374,6 +374,144 @@ LoadReport Module::check_load(const TensorListing& listing,
   return report;
 }
 
+namespace {
+
+using RecipeSources = std::vector<const StoredTensor*>;
+
+/// Each parameter's recipe with its first stored source, in the order the
+/// bytes lie on disk: sequential reads at the disk's speed, no page of the
+/// file kept resident.
+std::vector<std::pair<const StoredTensor*, const TensorRecipe*>> disk_order(
+    const std::map<std::string, at::Tensor>& params,
+    const TensorListing& listing, const LayoutMapping& mapping) {
+  std::vector<std::pair<const StoredTensor*, const TensorRecipe*>> order;
+  for (const auto& [name, t] : params) {
+    const TensorRecipe* recipe = mapping.recipe(name);
+    order.emplace_back(listing.find(recipe->sources.front()), recipe);
+  }
+  std::sort(order.begin(), order.end(), [](const auto& a, const auto& b) {
+    return std::tie(a.first->file, a.first->offset, a.second->row_begin) <
+           std::tie(b.first->file, b.first->offset, b.second->row_begin);
+  });
+  return order;
+}
+
+/// A parameter kept as its stored blocks (GGUF or fp8, with the fp8 rows'
+/// scales): the recipe's rows of each source, read straight into one byte
+/// tensor, moved to `device`.
+QuantizedTensor read_blocks(const Checkpoint& checkpoint,
+                            const TensorRecipe& recipe,
+                            const RecipeSources& sources,
+                            const std::vector<std::int64_t>& shape,
+                            const c10::Device& device) {
+  std::int64_t total = 0;
+  std::vector<std::pair<std::int64_t, std::int64_t>> rows;
+  for (const StoredTensor* t : sources) {
+    const auto range = recipe.op == TensorOp::rows
+                           ? std::make_pair(recipe.row_begin, recipe.row_end)
+                           : std::make_pair(std::int64_t(0), t->rows());
+    rows.push_back(range);
+    total += std::int64_t(t->bytes / std::uint64_t(t->rows())) *
+             (range.second - range.first);
+  }
+  at::Tensor bytes = at::empty({total}, at::TensorOptions().dtype(at::kByte));
+  std::int64_t at_byte = 0;
+  std::vector<at::Tensor> scales;
+  for (std::size_t i = 0; i < sources.size(); ++i) {
+    const std::int64_t count =
+        std::int64_t(sources[i]->bytes / std::uint64_t(sources[i]->rows())) *
+        (rows[i].second - rows[i].first);
+    at::Tensor part = bytes.narrow(0, at_byte, count);
+    checkpoint.read_block_rows(*sources[i], rows[i].first, rows[i].second,
+                               part);
+    at_byte += count;
+    if (!sources[i]->gguf)
+      scales.push_back(
+          checkpoint.row_scales(*sources[i], rows[i].first, rows[i].second));
+  }
+  if (!device.is_cpu()) bytes = bytes.to(device);
+  const auto float8 = float8_format(sources.front()->type);
+  return float8 ? make_float8(*float8, shape, bytes, at::cat(scales).to(device))
+                : make_quantized(GgmlType(sources.front()->ggml_type), shape,
+                                 bytes);
+}
+
+/// The dtype the values are read in on the host: `dtype` on the cpu, but
+/// float32 for fp8 values with scales (scaled before they take `dtype`);
+/// off the host, the bytes travel as stored (float32 where the sources
+/// differ or are blocks) and are converted there.
+at::ScalarType host_dtype(const Checkpoint& checkpoint,
+                          const RecipeSources& sources,
+                          const c10::Device& device, at::ScalarType dtype) {
+  if (!device.is_cpu()) {
+    at::ScalarType stored = Checkpoint::blocks(*sources.front())
+                                ? at::kFloat
+                                : checkpoint.stored_dtype(*sources.front());
+    for (const StoredTensor* t : sources)
+      if (Checkpoint::blocks(*t) || checkpoint.stored_dtype(*t) != stored)
+        stored = at::kFloat;
+    return stored;
+  }
+  for (const StoredTensor* t : sources)
+    if (checkpoint.listing().scale_of(*t)) return at::kFloat;
+  return dtype;
+}
+
+/// Reads the recipe's values into `host` (its shape, contiguous): a copy,
+/// a range of rows, sources concatenated by rows or stacked along
+/// `recipe.dim`; fp8 values times their rows' scales.
+void read_recipe_values(const Checkpoint& checkpoint,
+                        const TensorRecipe& recipe,
+                        const RecipeSources& sources, at::Tensor& host) {
+  // `part` (whole rows of `t` from `first_row`, contiguous, in any shape)
+  // times the rows' scales, for an fp8 weight with scales.
+  auto scale = [&](const StoredTensor& t, std::int64_t first_row,
+                   at::Tensor part) {
+    if (!checkpoint.listing().scale_of(t) || part.numel() == 0) return;
+    const std::int64_t row_elements = t.elements() / t.rows();
+    const std::int64_t rows = part.numel() / row_elements;
+    part.view({rows, row_elements})
+        .mul_(checkpoint.row_scales(t, first_row, first_row + rows)
+                  .view({rows, 1}));
+  };
+  switch (recipe.op) {
+  case TensorOp::copy:
+    checkpoint.read_values(*sources.front(), 0, host);
+    scale(*sources.front(), 0, host);
+    break;
+  case TensorOp::rows: {
+    const std::int64_t row_elements =
+        sources.front()->elements() / sources.front()->rows();
+    checkpoint.read_values(*sources.front(), recipe.row_begin * row_elements,
+                           host);
+    scale(*sources.front(), recipe.row_begin, host);
+    break;
+  }
+  case TensorOp::concat: {
+    std::int64_t row = 0;
+    for (const StoredTensor* t : sources) {
+      at::Tensor part = host.narrow(0, row, t->rows());
+      checkpoint.read_values(*t, 0, part);
+      scale(*t, 0, part);
+      row += t->rows();
+    }
+    break;
+  }
+  case TensorOp::stack: {
+    for (std::size_t i = 0; i < sources.size(); ++i) {
+      at::Tensor part = at::empty(
+          sources[i]->shape, at::TensorOptions().dtype(host.scalar_type()));
+      checkpoint.read_values(*sources[i], 0, part);
+      scale(*sources[i], 0, part);
+      host.select(recipe.dim, std::int64_t(i)).copy_(part);
+    }
+    break;
+  }
+  }
+}
+
+}  // namespace
+
 LoadReport Module::load(const Checkpoint& checkpoint,
                         const LayoutMapping& mapping, const c10::Device& device,
                         at::ScalarType dtype, const LoadOptions& options) {
@@ -383,133 +521,32 @@ LoadReport Module::load(const Checkpoint& checkpoint,
       check_load(listing, mapping, checkpoint.origin(), options);
   report.tensors = 0;
   at::NoGradGuard no_grad;
-  // In the order the bytes lie on disk, each read straight into its place:
-  // sequential reads at the disk's speed, no page of the file kept resident.
-  std::vector<std::pair<const StoredTensor*, const TensorRecipe*>> order;
-  for (const auto& [name, t] : params_) {
-    const TensorRecipe* recipe = mapping.recipe(name);
-    order.emplace_back(listing.find(recipe->sources.front()), recipe);
-  }
-  std::sort(order.begin(), order.end(), [](const auto& a, const auto& b) {
-    return std::tie(a.first->file, a.first->offset, a.second->row_begin) <
-           std::tie(b.first->file, b.first->offset, b.second->row_begin);
-  });
   std::map<std::string, at::Tensor> loaded;
   std::map<std::string, QuantizedTensor> quantized;
-  for (const auto& [first, recipe_pointer] : order) {
+  for (const auto& [first, recipe_pointer] :
+       disk_order(params_, listing, mapping)) {
     const TensorRecipe& recipe = *recipe_pointer;
     const at::Tensor& declared = params_.at(recipe.target);
-    std::vector<const StoredTensor*> sources;
+    RecipeSources sources;
     for (const auto& source : recipe.sources)
       sources.push_back(listing.find(source));
+    ++report.tensors;
     if (keeps_blocks(recipe.target, recipe, listing, declared.dim())) {
-      std::int64_t total = 0;
-      std::vector<std::pair<std::int64_t, std::int64_t>> rows;
-      for (const StoredTensor* t : sources) {
-        const auto range =
-            recipe.op == TensorOp::rows
-                ? std::make_pair(recipe.row_begin, recipe.row_end)
-                : std::make_pair(std::int64_t(0), t->rows());
-        rows.push_back(range);
-        total += std::int64_t(t->bytes / std::uint64_t(t->rows())) *
-                 (range.second - range.first);
-      }
-      at::Tensor bytes =
-          at::empty({total}, at::TensorOptions().dtype(at::kByte));
-      std::int64_t at_byte = 0;
-      std::vector<at::Tensor> scales;
-      for (std::size_t i = 0; i < sources.size(); ++i) {
-        const std::int64_t count =
-            std::int64_t(sources[i]->bytes /
-                         std::uint64_t(sources[i]->rows())) *
-            (rows[i].second - rows[i].first);
-        at::Tensor part = bytes.narrow(0, at_byte, count);
-        checkpoint.read_block_rows(*sources[i], rows[i].first, rows[i].second,
-                                   part);
-        at_byte += count;
-        if (!sources[i]->gguf)
-          scales.push_back(checkpoint.row_scales(*sources[i], rows[i].first,
-                                                 rows[i].second));
-      }
-      if (!device.is_cpu()) bytes = bytes.to(device);
-      const auto float8 = float8_format(sources.front()->type);
-      QuantizedTensor q =
-          float8 ? make_float8(*float8, declared.sizes().vec(), bytes,
-                               at::cat(scales).to(device))
-                 : make_quantized(GgmlType(sources.front()->ggml_type),
-                                  declared.sizes().vec(), bytes);
+      QuantizedTensor q = read_blocks(checkpoint, recipe, sources,
+                                      declared.sizes().vec(), device);
       report.bytes += q.bytes();
       quantized[recipe.target] = std::move(q);
       loaded[recipe.target] = declared;  // stays a shape
-      ++report.tensors;
       continue;
     }
-    // Off the host, the bytes travel as stored and are converted there; fp8
-    // values are scaled in float32 before they take `dtype`.
-    bool scaled = false;
-    for (const StoredTensor* t : sources)
-      scaled = scaled || listing.scale_of(*t) != nullptr;
-    at::ScalarType host_dtype = scaled ? at::kFloat : dtype;
-    if (!device.is_cpu()) {
-      host_dtype = Checkpoint::blocks(*sources.front())
-                       ? at::kFloat
-                       : checkpoint.stored_dtype(*sources.front());
-      for (const StoredTensor* t : sources)
-        if (Checkpoint::blocks(*t) || checkpoint.stored_dtype(*t) != host_dtype)
-          host_dtype = at::kFloat;
-    }
+    const at::ScalarType on_host =
+        host_dtype(checkpoint, sources, device, dtype);
     at::Tensor host =
-        at::empty(recipe.shape, at::TensorOptions().dtype(host_dtype));
-    // `part` (whole rows of `t` from `first_row`, contiguous, in any shape)
-    // times the rows' scales, for an fp8 weight with scales.
-    auto scale = [&](const StoredTensor& t, std::int64_t first_row,
-                     at::Tensor part) {
-      if (!listing.scale_of(t) || part.numel() == 0) return;
-      const std::int64_t row_elements = t.elements() / t.rows();
-      const std::int64_t rows = part.numel() / row_elements;
-      part.view({rows, row_elements})
-          .mul_(checkpoint.row_scales(t, first_row, first_row + rows)
-                    .view({rows, 1}));
-    };
-    switch (recipe.op) {
-    case TensorOp::copy:
-      checkpoint.read_values(*sources.front(), 0, host);
-      scale(*sources.front(), 0, host);
-      break;
-    case TensorOp::rows: {
-      const std::int64_t row_elements =
-          sources.front()->elements() / sources.front()->rows();
-      checkpoint.read_values(*sources.front(), recipe.row_begin * row_elements,
-                             host);
-      scale(*sources.front(), recipe.row_begin, host);
-      break;
-    }
-    case TensorOp::concat: {
-      std::int64_t row = 0;
-      for (const StoredTensor* t : sources) {
-        at::Tensor part = host.narrow(0, row, t->rows());
-        checkpoint.read_values(*t, 0, part);
-        scale(*t, 0, part);
-        row += t->rows();
-      }
-      break;
-    }
-    case TensorOp::stack: {
-      for (std::size_t i = 0; i < sources.size(); ++i) {
-        at::Tensor part =
-            at::empty(sources[i]->shape, at::TensorOptions().dtype(host_dtype));
-        checkpoint.read_values(*sources[i], 0, part);
-        scale(*sources[i], 0, part);
-        host.select(recipe.dim, std::int64_t(i)).copy_(part);
-      }
-      break;
-    }
-    }
-    at::Tensor value = device.is_cpu() && host_dtype == dtype
-                           ? host
-                           : host.to(device).to(dtype);
+        at::empty(recipe.shape, at::TensorOptions().dtype(on_host));
+    read_recipe_values(checkpoint, recipe, sources, host);
+    at::Tensor value =
+        device.is_cpu() && on_host == dtype ? host : host.to(device).to(dtype);
     report.bytes += Bytes(value.nbytes());
-    ++report.tensors;
     loaded[recipe.target] = std::move(value);
   }
   params_ = std::move(loaded);

@@ -84,20 +84,10 @@ at::Tensor float8_values(Float8Format format, const c10::Device& device) {
       .to(device);
 }
 
-at::Tensor dequantize_float(const QuantizedTensor& t) {
-  const at::Tensor& b = t.blocks;
-  const std::int64_t n = b.size(0);
-  if (t.float8)
-    return (float8_values(*t.float8, b.device()).index({b.to(at::kLong)}) *
-            t.scale.view({-1, 1}))
-        .reshape({-1});
-  switch (t.type) {
-  case GgmlType::f32:
-    return b.contiguous().view(at::kFloat).reshape({-1});
-  case GgmlType::f16:
-    return b.contiguous().view(at::kHalf).reshape({-1}).to(at::kFloat);
-  case GgmlType::bf16:
-    return b.contiguous().view(at::kBFloat16).reshape({-1}).to(at::kFloat);
+/// The 32-element blocks: Q4_0..Q8_0 and IQ4_NL; an empty tensor for other
+/// types.
+at::Tensor dequantize_32(const at::Tensor& b, GgmlType type) {
+  switch (type) {
   case GgmlType::q4_0: {
     const at::Tensor d = half_field(b, 0);
     return ((nibbles32(field(b, 2, 16)) - 8).to(at::kFloat) * d).reshape({-1});
@@ -128,127 +118,171 @@ at::Tensor dequantize_float(const QuantizedTensor& t) {
                              .to(at::kFloat);
     return (q * d).reshape({-1});
   }
-  case GgmlType::q2_k: {
-    const at::Tensor d = half_field(b, 80), dmin = half_field(b, 82);
-    const at::Tensor scales = field(b, 0, 16);
-    // [n, 2 halves, 4 shifts, 32 bytes]: the output's order; sub-block s
-    // is elements 16 s .. 16 s + 15.
-    const at::Tensor shifts = at::arange(0, 8, 2, b.options().dtype(at::kInt));
-    const at::Tensor q = field(b, 16, 64)
-                             .view({n, 2, 1, 32})
-                             .__rshift__(shifts.view({1, 1, 4, 1}))
-                             .bitwise_and(3)
-                             .reshape({n, 256});
-    const at::Tensor dl =
-        (d * scales.bitwise_and(0xF).to(at::kFloat)).repeat_interleave(16, 1);
-    const at::Tensor ml =
-        (dmin * scales.__rshift__(4).to(at::kFloat)).repeat_interleave(16, 1);
-    return (dl * q.to(at::kFloat) - ml).reshape({-1});
-  }
-  case GgmlType::q3_k: {
-    const at::Tensor d = half_field(b, 108);
-    const auto ints = b.options().dtype(at::kInt);
-    const at::Tensor shifts = at::arange(0, 8, 2, ints);
-    const at::Tensor low = field(b, 32, 64)
-                               .view({n, 2, 1, 32})
-                               .__rshift__(shifts.view({1, 1, 4, 1}))
-                               .bitwise_and(3);
-    // The high bit of pair k (= 4 half + shift / 2) of sub-blocks is bit k
-    // of hmask; a clear bit subtracts 4.
-    const at::Tensor bits = at::arange(8, ints).view({1, 2, 4, 1});
-    const at::Tensor high =
-        field(b, 0, 32).view({n, 1, 1, 32}).__rshift__(bits).bitwise_and(1);
-    const at::Tensor q = (low - (1 - high) * 4).reshape({n, 256});
-    // The 16 six-bit scales (see ggml_quant.cpp's scale_k3).
-    const at::Tensor packed = field(b, 96, 12);
-    const at::Tensor head = packed.index({Slice(), Slice(0, 8)});
-    const at::Tensor low4 =
-        at::cat({head.bitwise_and(0xF), head.__rshift__(4)}, 1);
-    const at::Tensor high2 = packed.index({Slice(), Slice(8, 12)})
-                                 .view({n, 1, 4})
-                                 .__rshift__(shifts.view({1, 4, 1}))
-                                 .bitwise_and(3)
-                                 .reshape({n, 16});
-    const at::Tensor scale = low4.bitwise_or(high2.__lshift__(4)) - 32;
-    const at::Tensor dl = (d * scale.to(at::kFloat)).repeat_interleave(16, 1);
-    return (dl * q.to(at::kFloat)).reshape({-1});
-  }
   case GgmlType::iq4_nl: {
     const at::Tensor d = half_field(b, 0);
     const at::Tensor levels = iq4_levels(b.device());
     const at::Tensor q = nibbles32(field(b, 2, 16)).to(at::kLong);
     return (d * levels.index({q})).reshape({-1});
   }
-  case GgmlType::iq4_xs: {
-    const at::Tensor d = half_field(b, 0);
-    const at::Tensor hb = field(b, 2, 2);
-    const at::Tensor high =
-        hb.index({Slice(), Slice(0, 1)})
-            .bitwise_or(hb.index({Slice(), Slice(1, 2)}).__lshift__(8));
-    const at::Tensor two = at::arange(0, 16, 2, hb.options());
-    const at::Tensor four = at::arange(0, 8, 4, hb.options());
-    const at::Tensor low = field(b, 4, 4)
-                               .view({n, 4, 1})
-                               .__rshift__(four.view({1, 1, 2}))
-                               .bitwise_and(0xF)
-                               .reshape({n, 8});
-    const at::Tensor scale =
-        low.bitwise_or(
-            high.__rshift__(two.view({1, 8})).bitwise_and(3).__lshift__(4)) -
-        32;
-    const at::Tensor dl = (d * scale.to(at::kFloat)).unsqueeze(2);
-    const at::Tensor qs = field(b, 8, 128).view({n, 8, 16});
-    const at::Tensor q =
-        at::cat({qs.bitwise_and(0xF), qs.__rshift__(4)}, 2).to(at::kLong);
-    return (dl * iq4_levels(b.device()).index({q})).reshape({-1});
-  }
-  case GgmlType::q4_k:
-  case GgmlType::q5_k: {
-    const bool five = t.type == GgmlType::q5_k;
-    const at::Tensor d = half_field(b, 0), dmin = half_field(b, 2);
-    auto [scales, mins] = scales_mins_k4(field(b, 4, 12));
-    // 4 chunks of 32 bytes; each gives sub-block 2c (low nibbles) and 2c + 1
-    // (high nibbles): [n, 4, 2, 32] -> [n, 8, 32].
-    const at::Tensor qs = field(b, five ? 48 : 16, 128).view({n, 4, 1, 32});
-    at::Tensor q =
-        at::cat({qs.bitwise_and(0xF), qs.__rshift__(4)}, 2).view({n, 8, 32});
-    if (five) {
-      // Sub-block s takes bit s of each of the 32 qh bytes as its 16.
-      const at::Tensor qh = field(b, 16, 32).view({n, 1, 32});
-      const at::Tensor bit = at::arange(8, qh.options()).view({1, 8, 1});
-      q = q + qh.__rshift__(bit).bitwise_and(1) * 16;
-    }
-    const at::Tensor d1 = (d * scales).unsqueeze(2);
-    const at::Tensor m1 = (dmin * mins).unsqueeze(2);
-    return (d1 * q.to(at::kFloat) - m1).reshape({-1});
-  }
-  case GgmlType::q6_k: {
-    const at::Tensor d = half_field(b, 208);
-    const at::Tensor ql = field(b, 0, 128).view({n, 2, 64});
-    const at::Tensor qh = field(b, 128, 64).view({n, 2, 32});
-    const at::Tensor sc = b.index({Slice(), Slice(192, 208)})
-                              .contiguous()
-                              .view(at::kChar)
-                              .to(at::kFloat)
-                              .view({n, 2, 8});
-    const at::Tensor ql_a = ql.index({Slice(), Slice(), Slice(0, 32)});
-    const at::Tensor ql_b = ql.index({Slice(), Slice(), Slice(32, 64)});
-    const at::Tensor q1 =
-        ql_a.bitwise_and(0xF).bitwise_or(qh.bitwise_and(3).__lshift__(4));
-    const at::Tensor q2 = ql_b.bitwise_and(0xF).bitwise_or(
-        qh.__rshift__(2).bitwise_and(3).__lshift__(4));
-    const at::Tensor q3 = ql_a.__rshift__(4).bitwise_or(
-        qh.__rshift__(4).bitwise_and(3).__lshift__(4));
-    const at::Tensor q4 = ql_b.__rshift__(4).bitwise_or(
-        qh.__rshift__(6).bitwise_and(3).__lshift__(4));
-    // [n, 2 halves, 128]: elements l, l + 32, l + 64, l + 96 of each half.
-    const at::Tensor q = (at::cat({q1, q2, q3, q4}, 2) - 32).to(at::kFloat);
-    // Element e of a half has scale e / 16.
-    const at::Tensor scale = (d.view({n, 1, 1}) * sc).repeat_interleave(16, 2);
-    return (scale * q).reshape({-1});
-  }
   default:
-    break;
+    return {};
+  }
+}
+
+/// Q2_K: 16 sub-blocks of 16 two-bit values, each with a 4-bit scale and min.
+at::Tensor dequantize_q2_k(const at::Tensor& b) {
+  const std::int64_t n = b.size(0);
+  const at::Tensor d = half_field(b, 80), dmin = half_field(b, 82);
+  const at::Tensor scales = field(b, 0, 16);
+  // [n, 2 halves, 4 shifts, 32 bytes]: the output's order; sub-block s
+  // is elements 16 s .. 16 s + 15.
+  const at::Tensor shifts = at::arange(0, 8, 2, b.options().dtype(at::kInt));
+  const at::Tensor q = field(b, 16, 64)
+                           .view({n, 2, 1, 32})
+                           .__rshift__(shifts.view({1, 1, 4, 1}))
+                           .bitwise_and(3)
+                           .reshape({n, 256});
+  const at::Tensor dl =
+      (d * scales.bitwise_and(0xF).to(at::kFloat)).repeat_interleave(16, 1);
+  const at::Tensor ml =
+      (dmin * scales.__rshift__(4).to(at::kFloat)).repeat_interleave(16, 1);
+  return (dl * q.to(at::kFloat) - ml).reshape({-1});
+}
+
+/// Q3_K: 16 sub-blocks of 16 three-bit values (two low bits and a high-bit
+/// mask), six-bit scales.
+at::Tensor dequantize_q3_k(const at::Tensor& b) {
+  const std::int64_t n = b.size(0);
+  const at::Tensor d = half_field(b, 108);
+  const auto ints = b.options().dtype(at::kInt);
+  const at::Tensor shifts = at::arange(0, 8, 2, ints);
+  const at::Tensor low = field(b, 32, 64)
+                             .view({n, 2, 1, 32})
+                             .__rshift__(shifts.view({1, 1, 4, 1}))
+                             .bitwise_and(3);
+  // The high bit of pair k (= 4 half + shift / 2) of sub-blocks is bit k
+  // of hmask; a clear bit subtracts 4.
+  const at::Tensor bits = at::arange(8, ints).view({1, 2, 4, 1});
+  const at::Tensor high =
+      field(b, 0, 32).view({n, 1, 1, 32}).__rshift__(bits).bitwise_and(1);
+  const at::Tensor q = (low - (1 - high) * 4).reshape({n, 256});
+  // The 16 six-bit scales (see ggml_quant.cpp's scale_k3).
+  const at::Tensor packed = field(b, 96, 12);
+  const at::Tensor head = packed.index({Slice(), Slice(0, 8)});
+  const at::Tensor low4 =
+      at::cat({head.bitwise_and(0xF), head.__rshift__(4)}, 1);
+  const at::Tensor high2 = packed.index({Slice(), Slice(8, 12)})
+                               .view({n, 1, 4})
+                               .__rshift__(shifts.view({1, 4, 1}))
+                               .bitwise_and(3)
+                               .reshape({n, 16});
+  const at::Tensor scale = low4.bitwise_or(high2.__lshift__(4)) - 32;
+  const at::Tensor dl = (d * scale.to(at::kFloat)).repeat_interleave(16, 1);
+  return (dl * q.to(at::kFloat)).reshape({-1});
+}
+
+/// IQ4_XS: 8 sub-blocks of 32 nibbles into the IQ4 levels, six-bit scales.
+at::Tensor dequantize_iq4_xs(const at::Tensor& b) {
+  const std::int64_t n = b.size(0);
+  const at::Tensor d = half_field(b, 0);
+  const at::Tensor hb = field(b, 2, 2);
+  const at::Tensor high =
+      hb.index({Slice(), Slice(0, 1)})
+          .bitwise_or(hb.index({Slice(), Slice(1, 2)}).__lshift__(8));
+  const at::Tensor two = at::arange(0, 16, 2, hb.options());
+  const at::Tensor four = at::arange(0, 8, 4, hb.options());
+  const at::Tensor low = field(b, 4, 4)
+                             .view({n, 4, 1})
+                             .__rshift__(four.view({1, 1, 2}))
+                             .bitwise_and(0xF)
+                             .reshape({n, 8});
+  const at::Tensor scale =
+      low.bitwise_or(
+          high.__rshift__(two.view({1, 8})).bitwise_and(3).__lshift__(4)) -
+      32;
+  const at::Tensor dl = (d * scale.to(at::kFloat)).unsqueeze(2);
+  const at::Tensor qs = field(b, 8, 128).view({n, 8, 16});
+  const at::Tensor q =
+      at::cat({qs.bitwise_and(0xF), qs.__rshift__(4)}, 2).to(at::kLong);
+  return (dl * iq4_levels(b.device()).index({q})).reshape({-1});
+}
+
+/// Q6_K: 16 sub-blocks of 16 six-bit values (4 low bits, 2 high), int8 scales.
+at::Tensor dequantize_q6_k(const at::Tensor& b) {
+  const std::int64_t n = b.size(0);
+  const at::Tensor d = half_field(b, 208);
+  const at::Tensor ql = field(b, 0, 128).view({n, 2, 64});
+  const at::Tensor qh = field(b, 128, 64).view({n, 2, 32});
+  const at::Tensor sc = b.index({Slice(), Slice(192, 208)})
+                            .contiguous()
+                            .view(at::kChar)
+                            .to(at::kFloat)
+                            .view({n, 2, 8});
+  const at::Tensor ql_a = ql.index({Slice(), Slice(), Slice(0, 32)});
+  const at::Tensor ql_b = ql.index({Slice(), Slice(), Slice(32, 64)});
+  const at::Tensor q1 =
+      ql_a.bitwise_and(0xF).bitwise_or(qh.bitwise_and(3).__lshift__(4));
+  const at::Tensor q2 = ql_b.bitwise_and(0xF).bitwise_or(
+      qh.__rshift__(2).bitwise_and(3).__lshift__(4));
+  const at::Tensor q3 = ql_a.__rshift__(4).bitwise_or(
+      qh.__rshift__(4).bitwise_and(3).__lshift__(4));
+  const at::Tensor q4 = ql_b.__rshift__(4).bitwise_or(
+      qh.__rshift__(6).bitwise_and(3).__lshift__(4));
+  // [n, 2 halves, 128]: elements l, l + 32, l + 64, l + 96 of each half.
+  const at::Tensor q = (at::cat({q1, q2, q3, q4}, 2) - 32).to(at::kFloat);
+  // Element e of a half has scale e / 16.
+  const at::Tensor scale = (d.view({n, 1, 1}) * sc).repeat_interleave(16, 2);
+  return (scale * q).reshape({-1});
+}
+
+/// Q4_K and Q5_K (`five`): 8 sub-blocks of 32 four-bit values (and a fifth
+/// bit from qh), six-bit scales and mins.
+at::Tensor dequantize_q4_k_q5_k(const at::Tensor& b, bool five) {
+  const std::int64_t n = b.size(0);
+  const at::Tensor d = half_field(b, 0), dmin = half_field(b, 2);
+  auto [scales, mins] = scales_mins_k4(field(b, 4, 12));
+  // 4 chunks of 32 bytes; each gives sub-block 2c (low nibbles) and 2c + 1
+  // (high nibbles): [n, 4, 2, 32] -> [n, 8, 32].
+  const at::Tensor qs = field(b, five ? 48 : 16, 128).view({n, 4, 1, 32});
+  at::Tensor q =
+      at::cat({qs.bitwise_and(0xF), qs.__rshift__(4)}, 2).view({n, 8, 32});
+  if (five) {
+    // Sub-block s takes bit s of each of the 32 qh bytes as its 16.
+    const at::Tensor qh = field(b, 16, 32).view({n, 1, 32});
+    const at::Tensor bit = at::arange(8, qh.options()).view({1, 8, 1});
+    q = q + qh.__rshift__(bit).bitwise_and(1) * 16;
+  }
+  const at::Tensor d1 = (d * scales).unsqueeze(2);
+  const at::Tensor m1 = (dmin * mins).unsqueeze(2);
+  return (d1 * q.to(at::kFloat) - m1).reshape({-1});
+}
+
+at::Tensor dequantize_float(const QuantizedTensor& t) {
+  const at::Tensor& b = t.blocks;
+  if (t.float8)
+    return (float8_values(*t.float8, b.device()).index({b.to(at::kLong)}) *
+            t.scale.view({-1, 1}))
+        .reshape({-1});
+  switch (t.type) {
+  case GgmlType::f32:
+    return b.contiguous().view(at::kFloat).reshape({-1});
+  case GgmlType::f16:
+    return b.contiguous().view(at::kHalf).reshape({-1}).to(at::kFloat);
+  case GgmlType::bf16:
+    return b.contiguous().view(at::kBFloat16).reshape({-1}).to(at::kFloat);
+  case GgmlType::q2_k:
+    return dequantize_q2_k(b);
+  case GgmlType::q3_k:
+    return dequantize_q3_k(b);
+  case GgmlType::iq4_xs:
+    return dequantize_iq4_xs(b);
+  case GgmlType::q4_k:
+  case GgmlType::q5_k:
+    return dequantize_q4_k_q5_k(b, t.type == GgmlType::q5_k);
+  case GgmlType::q6_k:
+    return dequantize_q6_k(b);
+  default:
+    if (at::Tensor x = dequantize_32(b, t.type); x.defined()) return x;
   }
   throw InvalidArgument(fmt::format("cannot dequantize {}",
                                     ggml_type_name(std::uint32_t(t.type))));
