@@ -13,6 +13,7 @@
 #include <nlohmann/json.hpp>
 
 #include "support/process.hpp"
+#include "support/sanitizer.hpp"
 #include "support/server_process.hpp"
 #include "support/source_images.hpp"
 
@@ -164,10 +165,19 @@ TEST_CASE("molddiag leak and parity --remote profile the incident's model",
   leak.insert(leak.end(), common.begin(), common.end());
   leak.insert(leak.end(), {"--images", "6", "--json"});
   const auto l = run_molddiag(leak);
-  INFO(l.err);
-  CHECK(l.exit_code == 0);
+  INFO(l.out << l.err);
   const Json report = Json::parse(l.out);
   CHECK(report["driver"] == "remote");
+  // The device's series is flat: nothing grows.
+  CHECK(report["leak"]["series"]["allocated"]["shape"] == "flat");
+#if defined(MOLD_TEST_SANITIZED)
+  // Under AddressSanitizer the server's resident set is its allocator's (shadow
+  // memory, quarantine): a drift of a few MiB over 6 images can leave the host
+  // series undecided (exit 5); never a leak.
+  CHECK((l.exit_code == 0 || l.exit_code == 5));
+#else
+  CHECK(l.exit_code == 0);
+#endif
 
   // The local driver takes the same images.
   std::vector<std::string> local = {"parity", "qwen-image-edit-2511:q4",

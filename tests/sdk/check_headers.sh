@@ -3,8 +3,13 @@
 # core/include) are compiled with the SDK include dir only and must reach no
 # libtorch header (checked in the compiler's dependency list, since a system may keep
 # libtorch's headers in /usr/include); headers of mold::torch (torch/include) get
-# libtorch's include dirs. Every installed header comes from one of the two folders. The headers are compiled in parallel (one job per core),
-# through ccache when it is installed (relative to WORK_DIR, so a clone elsewhere hits).
+# libtorch's include dirs, and one whose code names at::, c10:: or torch:: must reach a libtorch
+# header itself (checked in the preprocessor's dependency list); they are compiled with libtorch's <ATen/ATen.h>
+# precompiled once and included first (each would otherwise parse it: 10 s of CPU each),
+# so what they need of mold and the standard library they must include. Every
+# installed header comes from one of the two folders. The headers are compiled in
+# parallel (one job per core), through ccache when it is installed (relative to
+# WORK_DIR, so a clone elsewhere hits).
 #   check_headers.sh BUILD_DIR WORK_DIR CXX CORE_INCLUDE TORCH_INCLUDE TORCH_INCLUDE_DIR...
 set -euo pipefail
 build_dir=$1 work=$2 cxx=$3 core_source=$4 torch_source=$5
@@ -41,11 +46,25 @@ check() {
     "${compile[@]}" -std=c++17 -Wall -Wextra -Wpedantic -Werror -I"$include" -c "$tu" \
       -o "$tu.o" 2>"$tu.err" || { echo "FAIL $name:"; cat "$tu.err"; return; }
   else
-    "${compile[@]}" -std=c++17 -I"$include" "${torch_flags[@]}" -c "$tu" -o "$tu.o" 2>"$tu.err" ||
+    if ! deps=$("$cxx" -std=c++17 -I"$include" "${torch_flags[@]}" -M "$tu" 2>"$tu.err"); then
+      echo "FAIL $name: does not preprocess alone with libtorch's include dirs:"; cat "$tu.err"; return
+    fi
+    if grep -v '^[[:space:]]*//' "$header" | grep -Eq '(^|[^[:alnum:]_])(at|c10|torch)::' &&
+      ! grep -Eq '/(ATen|c10|torch)/' <<<"$deps"; then
+      echo "FAIL $name: it uses libtorch but includes no libtorch header"; return
+    fi
+    "${compile[@]}" -std=c++17 -I"$include" "${torch_flags[@]}" -include "$work/pch/aten.hpp" \
+      -c "$tu" -o "$tu.o" 2>"$tu.err" ||
       { echo "FAIL $name: does not compile alone with libtorch's include dirs:"; cat "$tu.err"; return; }
   fi
   echo ok
 }
+
+# <ATen/ATen.h>, precompiled under the flags the torch headers are compiled with.
+mkdir -p "$work/pch"
+echo '#include <ATen/ATen.h>' >"$work/pch/aten.hpp"
+"$cxx" -std=c++17 -I"$include" "${torch_flags[@]}" -x c++-header "$work/pch/aten.hpp" \
+  -o "$work/pch/aten.hpp.gch"
 
 jobs_max=$(nproc) fail=0
 while IFS= read -r h; do
