@@ -3,11 +3,11 @@
 # core/include) are compiled with the SDK include dir only and must reach no
 # libtorch header (checked in the compiler's dependency list, since a system may keep
 # libtorch's headers in /usr/include); headers of mold::torch (torch/include) get
-# libtorch's include dirs, and one whose code names at::, c10:: or torch:: must reach a libtorch
-# header itself (checked in the preprocessor's dependency list); they are compiled with libtorch's <ATen/ATen.h>
-# precompiled once and included first (each would otherwise parse it: 10 s of CPU each),
-# so what they need of mold and the standard library they must include. Every
-# installed header comes from one of the two folders. The headers are compiled in
+# libtorch's include dirs, and one whose code names at::, c10:: or torch:: must reach
+# a libtorch header itself (checked in the preprocessor's dependency list). They are
+# compiled with <ATen/ATen.h> precompiled once and included first, so that each does not
+# parse it again; what they need of mold and the standard library they must include.
+# Every installed header comes from one of the two folders. The headers are compiled in
 # parallel (one job per core), through ccache when it is installed (relative to
 # WORK_DIR, so a clone elsewhere hits).
 #   check_headers.sh BUILD_DIR WORK_DIR CXX CORE_INCLUDE TORCH_INCLUDE TORCH_INCLUDE_DIR...
@@ -51,7 +51,8 @@ check() {
     fi
     if grep -v '^[[:space:]]*//' "$header" | grep -Eq '(^|[^[:alnum:]_])(at|c10|torch)::' &&
       ! grep -Eq '/(ATen|c10|torch)/' <<<"$deps"; then
-      echo "FAIL $name: it uses libtorch but includes no libtorch header"; return
+      echo "FAIL $name: its code names at::, c10:: or torch:: but it includes no libtorch" \
+        "header; include the libtorch header it uses"; return
     fi
     "${compile[@]}" -std=c++17 -I"$include" "${torch_flags[@]}" -include "$work/pch/aten.hpp" \
       -c "$tu" -o "$tu.o" 2>"$tu.err" ||
@@ -64,7 +65,9 @@ check() {
 mkdir -p "$work/pch"
 echo '#include <ATen/ATen.h>' >"$work/pch/aten.hpp"
 "$cxx" -std=c++17 -I"$include" "${torch_flags[@]}" -x c++-header "$work/pch/aten.hpp" \
-  -o "$work/pch/aten.hpp.gch"
+  -o "$work/pch/aten.hpp.gch" 2>"$work/pch/aten.err" ||
+  { echo "FAIL <ATen/ATen.h> does not compile with libtorch's include dirs (${torch_flags[*]}):"
+    cat "$work/pch/aten.err"; exit 1; }
 
 jobs_max=$(nproc) fail=0
 while IFS= read -r h; do
