@@ -14,7 +14,8 @@ namespace {
 constexpr int kFactor = 28;          // patch 14 x merge 2
 constexpr double kMinPixels = 3136;  // preprocessor_config.json's
 constexpr double kMaxPixels = 12845056;
-constexpr int kMaxSide = 16384;  // the most pixels a side of a source image
+constexpr int kMaxSourceSide =
+    16384;  // the most pixels a side of a source image
 // OPENAI_CLIP_MEAN / OPENAI_CLIP_STD, the processor's normalisation.
 constexpr float kMean[3] = {0.48145466f, 0.4578275f, 0.40821073f};
 constexpr float kStd[3] = {0.26862954f, 0.26130258f, 0.27577711f};
@@ -74,12 +75,12 @@ PreparedImage prepare_edit_image(const at::Tensor& rgb, const EditAreas& areas,
                                  std::size_t index) {
   if (!rgb.defined() || rgb.dim() != 3 || rgb.size(0) != 3 ||
       rgb.scalar_type() != at::kByte || rgb.size(1) < 1 || rgb.size(2) < 1 ||
-      rgb.size(1) > kMaxSide || rgb.size(2) > kMaxSide)
+      rgb.size(1) > kMaxSourceSide || rgb.size(2) > kMaxSourceSide)
     throw mold::InvalidArgument(fmt::format(
         "source image {} is {}; expected 3 x H x W 8-bit RGB with sides of 1 "
         "to {} pixels",
         index + 1, rgb.defined() ? c10::str(rgb.sizes()) : "undefined",
-        kMaxSide));
+        kMaxSourceSide));
   if (vision.patch_size * vision.spatial_merge_size != kFactor ||
       vision.temporal_patch_size != 2)
     throw mold::InvalidArgument(

@@ -40,22 +40,7 @@ constexpr const char* kFamily = "qwen_image";
 constexpr int kSizeMultiple = 16;  // vae_scale_factor * 2
 constexpr int kLatentChannels = 16;
 constexpr int kMaxSourceImages = 8;
-constexpr int kMaxSide = 16384;  // the request schema's largest side
-
-/// (1, 16, H, W) -> (1, H/2 x W/2, 64): the pipeline's packed tokens, over
-/// whose 64 features true CFG takes its norms.
-at::Tensor pack(const at::Tensor& x) {
-  const int64_t c = x.size(1), h = x.size(2) / 2, w = x.size(3) / 2;
-  return x.view({x.size(0), c, h, 2, w, 2})
-      .permute({0, 2, 4, 1, 3, 5})
-      .reshape({x.size(0), h * w, c * 4});
-}
-at::Tensor unpack(const at::Tensor& tokens, int64_t height, int64_t width) {
-  const int64_t c = tokens.size(2) / 4;
-  return tokens.view({tokens.size(0), height / 2, width / 2, c, 2, 2})
-      .permute({0, 3, 1, 4, 2, 5})
-      .reshape({tokens.size(0), c, height, width});
-}
+constexpr int kMaxRequestSide = 16384;  // the request schema's largest side
 
 class QwenImagePipeline final : public mold::DiffusionPipeline {
  public:
@@ -192,14 +177,14 @@ class QwenImagePipeline final : public mold::DiffusionPipeline {
       // not a flag that was never passed.
       const bool derived = r.width == 0 || r.height == 0;
       if (derived && (width < kSizeMultiple || height < kSizeMultiple ||
-                      width > kMaxSide || height > kMaxSide))
+                      width > kMaxRequestSide || height > kMaxRequestSide))
         throw mold::InvalidArgument(fmt::format(
             "source image {} is {}x{}: an edit's size follows its last image "
             "at the same area, here {}x{}, outside Qwen-Image's {} to {} "
             "pixels a side; give --width and --height, or an image closer to "
             "square",
             r.images.size(), last.size(2), last.size(1), size.width,
-            size.height, kSizeMultiple, kMaxSide));
+            size.height, kSizeMultiple, kMaxRequestSide));
     }
     if (r.width == 0) r.width = width;
     if (r.height == 0) r.height = height;
@@ -208,7 +193,7 @@ class QwenImagePipeline final : public mold::DiffusionPipeline {
     // The schedule is stretched to end at shift_terminal: one step has
     // nothing to stretch (its only sigma is 1).
     mold::check_family_limits(
-        r, {"Qwen-Image", kSizeMultiple, kMaxSide,
+        r, {"Qwen-Image", kSizeMultiple, kMaxRequestSide,
             scheduler_.shift_terminal ? 2 : 1,
             "its schedule ends at shift_terminal, which takes at least 2"});
     return r;
@@ -325,11 +310,12 @@ class QwenImagePipeline final : public mold::DiffusionPipeline {
           const at::Tensor neg = model.forward(input_of(negative, t));
           // comb = neg + s (cond - neg), rescaled per token to the norm of
           // the positive prediction (over the 64 packed features).
-          const at::Tensor cond = pack(velocity), uncond = pack(neg);
+          const at::Tensor cond = pack_latents(velocity),
+                           uncond = pack_latents(neg);
           const at::Tensor comb = uncond + float(*r.guidance) * (cond - uncond);
           const at::Tensor cond_norm = at::norm(cond, 2, {-1}, true);
           const at::Tensor comb_norm = at::norm(comb, 2, {-1}, true);
-          velocity = unpack(comb * (cond_norm / comb_norm), lh, lw);
+          velocity = unpack_latents(comb * (cond_norm / comb_norm), lh, lw);
         }
         // The Euler step in float32, the latents back in the model's dtype.
         latents = (latents.to(at::kFloat) +

@@ -31,16 +31,6 @@ constexpr double kNormEps = 1e-6;          // every norm of the model
 constexpr double kRopeTheta = 10000.0;     // QwenEmbedRope(theta=10000)
 constexpr int64_t kRopePositions = 4096;   // its pos_freqs / neg_freqs rows
 
-/// (B, C, H, W) -> (B, (H/2)(W/2), 4C): 2x2 patches, channels outermost
-/// within a token (the pipeline's _pack_latents).
-at::Tensor pack(const at::Tensor& latents) {
-  const int64_t b = latents.size(0), c = latents.size(1);
-  const int64_t h = latents.size(2) / 2, w = latents.size(3) / 2;
-  return latents.view({b, c, h, 2, w, 2})
-      .permute({0, 2, 4, 1, 3, 5})
-      .reshape({b, h * w, c * 4});
-}
-
 }  // namespace
 
 struct QwenImageTransformer::Rope {
@@ -335,10 +325,10 @@ at::Tensor QwenImageTransformer::forward(const DenoiserInput& input) const {
   const int64_t text_len = input.text.size(1);
 
   std::vector<std::pair<int64_t, int64_t>> grids{{rows, cols}};
-  std::vector<at::Tensor> packed{pack(input.latents.to(device, dtype))};
+  std::vector<at::Tensor> packed{pack_latents(input.latents.to(device, dtype))};
   for (const at::Tensor& reference : input.references) {
     grids.emplace_back(reference.size(2) / 2, reference.size(3) / 2);
-    packed.push_back(pack(reference.to(device, dtype)));
+    packed.push_back(pack_latents(reference.to(device, dtype)));
   }
   int64_t text_start = 0;  // where the text's RoPE positions begin
   for (const auto& [r, c] : grids)
@@ -395,10 +385,23 @@ at::Tensor QwenImageTransformer::forward(const DenoiserInput& input) const {
           (1 + emb[0]) +
       emb[1];
   img = linear(img, "proj_out");
-  const int64_t c = config_.out_channels;
-  return img.view({batch, rows, cols, c, 2, 2})
+  return unpack_latents(img, height, width);
+}
+
+at::Tensor pack_latents(const at::Tensor& latents) {
+  const int64_t b = latents.size(0), c = latents.size(1);
+  const int64_t h = latents.size(2) / 2, w = latents.size(3) / 2;
+  return latents.view({b, c, h, 2, w, 2})
+      .permute({0, 2, 4, 1, 3, 5})
+      .reshape({b, h * w, c * 4});
+}
+
+at::Tensor unpack_latents(const at::Tensor& tokens, int64_t height,
+                          int64_t width) {
+  const int64_t b = tokens.size(0), c = tokens.size(2) / 4;
+  return tokens.view({b, height / 2, width / 2, c, 2, 2})
       .permute({0, 3, 1, 4, 2, 5})
-      .reshape({batch, c, height, width});
+      .reshape({b, c, height, width});
 }
 
 std::unique_ptr<mold::Denoiser> make_qwen_image_transformer(

@@ -75,6 +75,14 @@ class QwenImageTransformer final : public mold::Denoiser {
   mutable at::Tensor scratch_;
 };
 
+/// (B, C, H, W) -> (B, (H/2)(W/2), 4C): 2x2 patches, channels outermost
+/// within a token (the pipeline's _pack_latents): the transformer's tokens, and
+/// the 4C features over which true CFG takes its norms.
+at::Tensor pack_latents(const at::Tensor& latents);
+/// The inverse of pack_latents: (B, (H/2)(W/2), 4C) -> (B, C, H, W).
+at::Tensor unpack_latents(const at::Tensor& tokens, int64_t height,
+                          int64_t width);
+
 /// The registry's denoiser factory: "default" (Qwen-Image), "tiny", or a
 /// diffusers config.json. Parameters declared only; the caller seeds or
 /// loads them. InvalidArgument for an unknown built-in name.

@@ -15,11 +15,6 @@ namespace mold {
 
 namespace {
 
-std::string bytes_text(double bytes) {
-  const std::string sign = bytes < 0 ? "-" : "";
-  return sign + format_bytes(Bytes(std::llround(std::abs(bytes))));
-}
-
 /// A rate per image from what each image kept (image -> bytes): over the
 /// span from the first image that kept something to the last, so that an
 /// intermittent leak (every k-th image) or one that starts late is not
@@ -167,7 +162,7 @@ std::optional<LeakAttribution> phase_attribution(const std::string& phase,
           [](double sum, const auto& kv) { return sum + kv.second; })))),
       phase.empty() ? std::string("the pipeline between phases")
                     : "phase " + phase,
-      kept.size(), earlier, bytes_text(a.bytes_per_image), a.images);
+      kept.size(), earlier, format_byte_change(a.bytes_per_image), a.images);
   return a;
 }
 
@@ -244,7 +239,8 @@ void attribute_by_inference(const MemoryProfile& p, int first, double slope,
         "does not say which code allocated what)",
         key.first.empty() ? std::string("the pipeline between phases")
                           : "phase " + key.first,
-        bytes_text(a.bytes_per_image), a.images, bytes_text(slope));
+        format_byte_change(a.bytes_per_image), a.images,
+        format_byte_change(slope));
     candidates.push_back(std::move(a));
   }
   const LeakAttribution* best = nullptr;
@@ -346,7 +342,7 @@ void judge_allocated_by_scopes(const MemoryProfile& p, int images,
         "on, all still live: never freed (the series alone, noisier: {})",
         kept->phase.empty() ? std::string("the pipeline between phases")
                             : "phase " + kept->phase,
-        bytes_text(kept->bytes_per_image), alloc.reason);
+        format_byte_change(kept->bytes_per_image), alloc.reason);
     return;
   }
   if (kept || alloc.rises_every_image) return;
@@ -443,15 +439,16 @@ std::string device_leak_summary(const LeakReport& r) {
   std::string summary = fmt::format(
       "LEAK: allocated grows {} per image (95% interval {} to {}) over {} "
       "images after {} warm-up image{}",
-      bytes_text(r.allocated.trend.slope), bytes_text(r.allocated.slope_low),
-      bytes_text(r.allocated.slope_high), r.allocated.values.size(), r.warmup,
-      plural(std::size_t(r.warmup)));
+      format_byte_change(r.allocated.trend.slope),
+      format_byte_change(r.allocated.slope_low),
+      format_byte_change(r.allocated.slope_high), r.allocated.values.size(),
+      r.warmup, plural(std::size_t(r.warmup)));
   if (!r.attributions.empty()) {
     const LeakAttribution& a = r.attributions.front();
     summary += fmt::format(
         "; kept by {} ({}), {} per image over {} images",
         a.phase.empty() ? std::string("the pipeline between phases") : a.phase,
-        a.exact ? "exact" : "inferred", bytes_text(a.bytes_per_image),
+        a.exact ? "exact" : "inferred", format_byte_change(a.bytes_per_image),
         a.images);
   }
   return summary;
@@ -474,7 +471,7 @@ std::string caching_summary(const MemoryProfile& p, const LeakReport& r) {
   return fmt::format(
       "clean: allocated is {}; reserved grows {} per image, which is the "
       "allocator caching or fragmenting, not a leak{}",
-      to_string(r.allocated.shape), bytes_text(r.reserved.trend.slope),
+      to_string(r.allocated.shape), format_byte_change(r.reserved.trend.slope),
       evidence);
 }
 
@@ -487,13 +484,13 @@ std::string bounded_summary(const SeriesVerdict& bounded) {
         "from allocation scopes), every earlier image's were freed: a cache "
         "whose entries are replaced; allocated stays between {} and {} since "
         "image {}, not a leak",
-        bounded.live_images, bytes_text(*low), bytes_text(*high),
-        bounded.warmup + 1);
+        bounded.live_images, format_byte_change(*low),
+        format_byte_change(*high), bounded.warmup + 1);
   }
   return fmt::format(
       "bounded: {} grew {} over {} and stayed flat for the {} images "
       "since: a cache that filled, not a leak",
-      label(bounded), bytes_text(bounded.grew),
+      label(bounded), format_byte_change(bounded.grew),
       bounded.grew_to <= 1 ? std::string("image 1")
                            : fmt::format("images 1-{}", bounded.grew_to),
       bounded.flat_images);
@@ -515,8 +512,9 @@ std::string summary(const MemoryProfile& p, const LeakReport& r,
     return fmt::format(
         "LEAK in host memory: the process's resident set grows {} per image "
         "(95% interval {} to {}){}",
-        bytes_text(r.host.trend.slope), bytes_text(r.host.slope_low),
-        bytes_text(r.host.slope_high),
+        format_byte_change(r.host.trend.slope),
+        format_byte_change(r.host.slope_low),
+        format_byte_change(r.host.slope_high),
         no_device ? " (no device memory was sampled)"
                   : " while the device's allocated bytes stay flat");
   if (d.undecided) {
@@ -534,7 +532,7 @@ std::string summary(const MemoryProfile& p, const LeakReport& r,
       "clean: no growth after {} warm-up image{} ({} {} per image over {} "
       "images)",
       v.warmup, plural(std::size_t(v.warmup)), label(v),
-      bytes_text(v.trend.slope), v.values.size());
+      format_byte_change(v.trend.slope), v.values.size());
 }
 
 }  // namespace

@@ -11,11 +11,6 @@ namespace mold {
 
 namespace {
 
-std::string bytes_text(double bytes) {
-  const std::string sign = bytes < 0 ? "-" : "";
-  return sign + format_bytes(Bytes(std::llround(std::abs(bytes))));
-}
-
 /// The residual sum of squares of the least-squares line through y[a, b).
 double line_sse(const std::vector<double>& y, std::size_t a, std::size_t b) {
   if (b - a < 3) return 0;
@@ -208,12 +203,13 @@ SeriesVerdict judge_series(std::string name, const std::vector<double>& y,
   v.sloped = v.slope_low >= base && t.slope >= threshold && drifts;
   const std::string slope_text = fmt::format(
       "slope {} per image (95% interval {} to {}{}), R^2 {:.2f}, noise {}",
-      bytes_text(t.slope), bytes_text(v.slope_low), bytes_text(v.slope_high),
+      format_byte_change(t.slope), format_byte_change(v.slope_low),
+      format_byte_change(v.slope_high),
       v.autocorrelation > 0
           ? fmt::format(", widened for autocorrelation {:.2f}",
                         v.autocorrelation)
           : std::string(),
-      t.r_squared, bytes_text(noise));
+      t.r_squared, format_byte_change(noise));
   auto image_range = [](int from, int to) {  // 0-based, end exclusive
     return to - from == 1 ? fmt::format("image {}", from + 1)
                           : fmt::format("images {}-{}", from + 1, to);
@@ -265,7 +261,7 @@ SeriesVerdict judge_series(std::string name, const std::vector<double>& y,
       v.shape = SeriesShape::grows;
       v.reason = v.rises_every_image
                      ? fmt::format("rises at every image by {} or more; {}",
-                                   bytes_text(t.min_step), slope_text)
+                                   format_byte_change(t.min_step), slope_text)
                      : fmt::format("{}, above {} per image", slope_text,
                                    format_bytes(v.slope_threshold));
       return v;
@@ -280,7 +276,7 @@ SeriesVerdict judge_series(std::string name, const std::vector<double>& y,
       v.reason = fmt::format(
           "bounded: grew {} over {}, flat for the {} images since (longer "
           "than any pause of its growth)",
-          bytes_text(v.grew), image_range(0, v.grew_to), flat_steps);
+          format_byte_change(v.grew), image_range(0, v.grew_to), flat_steps);
     } else {
       v.shape = SeriesShape::undecided;
       v.images_needed = n + need_flat - flat_steps;
@@ -288,7 +284,7 @@ SeriesVerdict judge_series(std::string name, const std::vector<double>& y,
           "undecided: grew {} over {}, then flat for {} image{}: a cache that "
           "filled, or a leak that pauses; run at least {} images ({} flat "
           "images tell)",
-          bytes_text(v.grew), image_range(0, v.grew_to), flat_steps,
+          format_byte_change(v.grew), image_range(0, v.grew_to), flat_steps,
           flat_steps == 1 ? "" : "s", v.images_needed, need_flat);
     }
     return v;
@@ -304,13 +300,13 @@ SeriesVerdict judge_series(std::string name, const std::vector<double>& y,
         100000.0, double(w) + std::max({by_noise, by_steps, double(m + 1)})));
     v.reason = fmt::format(
         "undecided: {}: it rises, but {}; run at least {} images", slope_text,
-        drifts
-            ? fmt::format("by less than {:g} deviations of its noise over "
-                          "the run",
-                          rules.noise_factor)
-            : fmt::format("its steps ({} on average, spread {}) could be "
-                          "a bounded cache's wander",
-                          bytes_text(v.step_mean), bytes_text(v.step_spread)),
+        drifts ? fmt::format("by less than {:g} deviations of its noise over "
+                             "the run",
+                             rules.noise_factor)
+               : fmt::format("its steps ({} on average, spread {}) could be "
+                             "a bounded cache's wander",
+                             format_byte_change(v.step_mean),
+                             format_byte_change(v.step_spread)),
         v.images_needed);
     return v;
   }
@@ -337,16 +333,17 @@ SeriesVerdict judge_series(std::string name, const std::vector<double>& y,
     v.flat_images = flat;
     if (flat >= need) {
       v.shape = SeriesShape::bounded;
-      v.reason = fmt::format(
-          "bounded: grew {} over {}, flat since ({} images: {})",
-          bytes_text(v.grew), image_range(0, grew_to), flat, slope_text);
+      v.reason =
+          fmt::format("bounded: grew {} over {}, flat since ({} images: {})",
+                      format_byte_change(v.grew), image_range(0, grew_to), flat,
+                      slope_text);
     } else {
       v.shape = SeriesShape::undecided;
       v.images_needed = n + need - flat;
       v.reason = fmt::format(
           "undecided: grew {} over {}, then flat for {} image{}: a cache that "
           "filled, or a leak that pauses; run at least {} images",
-          bytes_text(v.grew), image_range(0, grew_to), flat,
+          format_byte_change(v.grew), image_range(0, grew_to), flat,
           flat == 1 ? "" : "s", v.images_needed);
     }
     return v;

@@ -22,13 +22,9 @@ using mold::test::kMolddiag;
 using mold::test::run_process;
 using mold::test::TempDir;
 
-namespace {
+using mold::test::run_molddiag;
 
-mold::test::ProcessResult molddiag(
-    const std::vector<std::string>& args,
-    const std::map<std::string, std::string>& extra_env = {}) {
-  return mold::test::run_molddiag(args, extra_env);
-}
+namespace {
 
 /// Checks that no line of `err` is a frame or the head of a C++ backtrace.
 void check_no_backtrace(const std::string& err) {
@@ -72,8 +68,8 @@ TEST_CASE("molddiag vae refuses NaN and Inf inputs, naming the file",
     INFO(family);
     for (const std::string mode : {"whole", "tiled", "ladder"}) {
       INFO(mode);
-      auto r = molddiag(decode_args(family, nan_file, out) +
-                        std::vector<std::string>{"--mode", mode});
+      auto r = run_molddiag(decode_args(family, nan_file, out) +
+                            std::vector<std::string>{"--mode", mode});
       INFO(r.err);
       CHECK(r.exit_code == 2);
       CHECK(r.out.empty());
@@ -85,7 +81,7 @@ TEST_CASE("molddiag vae refuses NaN and Inf inputs, naming the file",
       check_no_backtrace(r.err);
       CHECK_FALSE(std::filesystem::exists(out));
     }
-    auto r = molddiag(decode_args(family, inf_file, out));
+    auto r = run_molddiag(decode_args(family, inf_file, out));
     INFO(r.err);
     CHECK(r.exit_code == 2);
     CHECK_THAT(r.err,
@@ -95,8 +91,8 @@ TEST_CASE("molddiag vae refuses NaN and Inf inputs, naming the file",
     CHECK_FALSE(std::filesystem::exists(out));
 
     // --allow-nonfinite lets them through: NaN in, NaN out, exit 0.
-    r = molddiag(decode_args(family, nan_file, out) +
-                 std::vector<std::string>{"--allow-nonfinite"});
+    r = run_molddiag(decode_args(family, nan_file, out) +
+                     std::vector<std::string>{"--allow-nonfinite"});
     INFO(r.err);
     REQUIRE(r.exit_code == 0);
     const at::Tensor decoded =
@@ -111,8 +107,8 @@ TEST_CASE("molddiag vae refuses NaN and Inf inputs, naming the file",
   image.view(-1)[0] = nan;
   const std::string image_file = dir.path() + "/image.safetensors";
   mold::save_safetensors(image_file, {{"sample", image}});
-  const auto r = molddiag({"vae", "encode", "--family", "zimage", "--arch",
-                           "tiny", "--input", image_file, "--output", out});
+  const auto r = run_molddiag({"vae", "encode", "--family", "zimage", "--arch",
+                               "tiny", "--input", image_file, "--output", out});
   INFO(r.err);
   CHECK(r.exit_code == 2);
   CHECK_THAT(r.err,
@@ -172,8 +168,8 @@ TEST_CASE(
     mold::save_safetensors(file, {{c.tensor_name, at::randn(c.shape)}});
     for (const std::string family : {"qwen_image", "zimage"}) {
       INFO(family << " " << c.op << " " << file);
-      const auto r = molddiag({"vae", c.op, "--family", family, "--arch",
-                               "tiny", "--input", file, "--output", out});
+      const auto r = run_molddiag({"vae", c.op, "--family", family, "--arch",
+                                   "tiny", "--input", file, "--output", out});
       INFO(r.err);
       CHECK(r.exit_code == 2);
       CHECK(r.out.empty());
@@ -220,7 +216,7 @@ TEST_CASE(
   };
   for (const auto& c : cases) {
     INFO(c.command);
-    auto r = molddiag(c.args);
+    auto r = run_molddiag(c.args);
     INFO(r.err);
     CHECK(r.exit_code == 1);
     // The label first, as `molddiag classify` prints it, then the hints.
@@ -234,7 +230,7 @@ TEST_CASE(
     CHECK_FALSE(std::filesystem::exists(out));
 
     // --verbose keeps libtorch's full text.
-    r = molddiag(c.args + std::vector<std::string>{"--verbose"});
+    r = run_molddiag(c.args + std::vector<std::string>{"--verbose"});
     CHECK(r.exit_code == 1);
     CHECK_THAT(r.err, Catch::Contains("CPU out of memory"));
     CHECK_THAT(r.err, Catch::Contains("Exception raised from"));
@@ -242,9 +238,9 @@ TEST_CASE(
 
   // The ladder: every rung out of memory, then the last error advised.
   const auto r =
-      molddiag(decode_args("qwen_image", latent, out) +
-               std::vector<std::string>{"--mode", "ladder",
-                                        "--cpu-memory-limit", "6 MiB"});
+      run_molddiag(decode_args("qwen_image", latent, out) +
+                   std::vector<std::string>{"--mode", "ladder",
+                                            "--cpu-memory-limit", "6 MiB"});
   INFO(r.err);
   CHECK(r.exit_code == 1);
   CHECK_THAT(r.err, Catch::StartsWith("molddiag vae: vae_decode failed on "

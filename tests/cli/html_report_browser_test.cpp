@@ -16,13 +16,11 @@
 namespace fs = std::filesystem;
 using mold::test::TempDir;
 
+using mold::test::run_molddiag_measured;
+
 namespace {
 
 /// molddiag, its process memory measured as it is (measured_memory_env).
-mold::test::ProcessResult molddiag(const std::vector<std::string>& args) {
-  return mold::test::run_molddiag(args, mold::test::measured_memory_env());
-}
-
 const char* kChromium = "/usr/bin/chromium";
 
 /// chromium --headless ARGS file://PAGE, within two minutes.
@@ -59,9 +57,10 @@ TEST_CASE("the HTML report opens in headless Chromium with its charts",
   REQUIRE(fs::exists(kChromium));
   TempDir dir;
   const std::string page = dir.path() + "/report.html";
-  const auto r = molddiag({"leak", "faulty-leak:denoise", "--tiny",
-                           "--plugin-dir", mold::test::kFaultyPluginDir,
-                           "--images", "12", "--html", page, "--quiet"});
+  const auto r =
+      run_molddiag_measured({"leak", "faulty-leak:denoise", "--tiny",
+                             "--plugin-dir", mold::test::kFaultyPluginDir,
+                             "--images", "12", "--html", page, "--quiet"});
   INFO(r.err);
   REQUIRE(r.exit_code == 3);
 

@@ -18,13 +18,11 @@
 using mold::test::kResidentPerTouchedByte;
 using mold::test::TempDir;
 
+using mold::test::run_molddiag_measured;
+
 namespace {
 
 /// molddiag, its process memory measured as it is (measured_memory_env).
-mold::test::ProcessResult molddiag(const std::vector<std::string>& args) {
-  return mold::test::run_molddiag(args, mold::test::measured_memory_env());
-}
-
 /// molddiag COMMAND MODEL --tiny with the faulty family, JSON out.
 mold::test::ProcessResult faulty(const std::string& command,
                                  const std::string& model,
@@ -37,7 +35,7 @@ mold::test::ProcessResult faulty(const std::string& command,
                                    "--json",
                                    "--quiet"};
   args.insert(args.end(), extra.begin(), extra.end());
-  return molddiag(args);
+  return run_molddiag_measured(args);
 }
 
 constexpr double kKiB = 1024;
@@ -144,8 +142,9 @@ TEST_CASE(
     }
   CHECK(carried);
   // Its text says so; leak reports it without failing on it.
-  r = molddiag({"leak", "faulty-cache:stash", "--tiny", "--plugin-dir",
-                mold::test::kFaultyPluginDir, "--images", "6", "--quiet"});
+  r = run_molddiag_measured({"leak", "faulty-cache:stash", "--tiny",
+                             "--plugin-dir", mold::test::kFaultyPluginDir,
+                             "--images", "6", "--quiet"});
   CHECK(r.exit_code == 0);
   CHECK_THAT(r.out, Catch::Contains("parity:     memory carried in") &&
                         Catch::Contains("CARRIED: 2.00 MiB more found "
@@ -169,10 +168,10 @@ TEST_CASE("a parked component that still holds device memory is named",
              Catch::Contains("text_encoder is parked but still holds"));
 
   // The text report says so in words.
-  const auto text =
-      molddiag({"leak", "faulty-park-holds", "--tiny", "--plugin-dir",
-                mold::test::kFaultyPluginDir, "--images", "6",
-                "--cpu-memory-limit", "8 MiB", "--quiet"});
+  const auto text = run_molddiag_measured(
+      {"leak", "faulty-park-holds", "--tiny", "--plugin-dir",
+       mold::test::kFaultyPluginDir, "--images", "6", "--cpu-memory-limit",
+       "8 MiB", "--quiet"});
   CHECK(text.exit_code == 3);
   CHECK_THAT(text.out,
              Catch::Contains("parked but holding: text_encoder still holds "
@@ -215,10 +214,10 @@ TEST_CASE("20 clean runs of the tiny Z-Image report no leak and parity",
           "[cli][leak]") {
   for (int run = 0; run < 20; ++run) {
     INFO("run " << run);
-    const auto r =
-        molddiag({"leak", "z-image-turbo", "--tiny", "--images", "6", "--width",
-                  "64", "--height", "64", "--steps", "1", "--seed",
-                  std::to_string(run), "--quiet", "--json"});
+    const auto r = run_molddiag_measured(
+        {"leak", "z-image-turbo", "--tiny", "--images", "6", "--width", "64",
+         "--height", "64", "--steps", "1", "--seed", std::to_string(run),
+         "--quiet", "--json"});
     INFO(r.err);
     REQUIRE(r.exit_code == 0);
     const auto j = nlohmann::json::parse(r.out);
@@ -230,9 +229,9 @@ TEST_CASE("20 clean runs of the tiny Z-Image report no leak and parity",
 }
 
 TEST_CASE("molddiag parity: clean holds, leftovers break it", "[cli][leak]") {
-  auto r =
-      molddiag({"parity", "z-image-turbo", "--tiny", "--images", "3", "--width",
-                "64", "--height", "64", "--steps", "1", "--quiet"});
+  auto r = run_molddiag_measured({"parity", "z-image-turbo", "--tiny",
+                                  "--images", "3", "--width", "64", "--height",
+                                  "64", "--steps", "1", "--quiet"});
   INFO(r.err);
   CHECK(r.exit_code == 0);
   CHECK_THAT(r.out, Catch::Contains("parity:     parity holds"));
@@ -254,9 +253,10 @@ TEST_CASE("molddiag parity: clean holds, leftovers break it", "[cli][leak]") {
 TEST_CASE("molddiag leak --report writes the JSON report", "[cli][leak]") {
   TempDir dir;
   const std::string file = dir.path() + "/report.json";
-  const auto r = molddiag({"leak", "faulty-clean", "--tiny", "--plugin-dir",
-                           mold::test::kFaultyPluginDir, "--images", "6",
-                           "--report", file, "--quiet"});
+  const auto r =
+      run_molddiag_measured({"leak", "faulty-clean", "--tiny", "--plugin-dir",
+                             mold::test::kFaultyPluginDir, "--images", "6",
+                             "--report", file, "--quiet"});
   INFO(r.err);
   REQUIRE(r.exit_code == 0);
   std::ifstream in(file);
@@ -274,9 +274,10 @@ TEST_CASE("molddiag leak --html writes one self-contained report",
           "[cli][leak]") {
   TempDir dir;
   const std::string file = dir.path() + "/report.html";
-  const auto r = molddiag({"leak", "faulty-leak:vae_decode", "--tiny",
-                           "--plugin-dir", mold::test::kFaultyPluginDir,
-                           "--images", "8", "--html", file, "--quiet"});
+  const auto r =
+      run_molddiag_measured({"leak", "faulty-leak:vae_decode", "--tiny",
+                             "--plugin-dir", mold::test::kFaultyPluginDir,
+                             "--images", "8", "--html", file, "--quiet"});
   INFO(r.err);
   REQUIRE(r.exit_code == 3);
   std::ifstream in(file);
@@ -300,7 +301,7 @@ TEST_CASE("molddiag report analyses a saved report again and renders it",
   REQUIRE(r.exit_code == 3);
 
   // The same rules: the same verdict and attribution, from the file alone.
-  r = molddiag({"report", saved, "--json"});
+  r = run_molddiag_measured({"report", saved, "--json"});
   INFO(r.err);
   REQUIRE(r.exit_code == 3);
   auto j = nlohmann::json::parse(r.out);
@@ -312,7 +313,8 @@ TEST_CASE("molddiag report analyses a saved report again and renders it",
 
   // Other thresholds, another verdict: 64 KiB an image is below 1 MiB.
   const std::string html = dir.path() + "/leak.html";
-  r = molddiag({"report", saved, "--threshold", "1 MiB", "--html", html});
+  r = run_molddiag_measured(
+      {"report", saved, "--threshold", "1 MiB", "--html", html});
   INFO(r.err);
   CHECK(r.exit_code == 0);
   CHECK_THAT(r.out, Catch::Contains("verdict:    clean"));
@@ -369,7 +371,7 @@ TEST_CASE("molddiag report analyses a saved report again and renders it",
       {{"report"}, 2, "input"},
   };
   for (const auto& c : cases) {
-    r = molddiag(c.args);
+    r = run_molddiag_measured(c.args);
     INFO(r.err);
     CHECK(r.exit_code == c.exit_code);
     CHECK_THAT(r.err, Catch::Contains(c.message));
@@ -426,7 +428,7 @@ TEST_CASE("molddiag leak and parity: usage errors name the value",
        "--guidance 'nan' is not a number from 0 to 100"},
   };
   for (const auto& c : cases) {
-    const auto r = molddiag(c.args);
+    const auto r = run_molddiag_measured(c.args);
     INFO(r.err);
     CHECK(r.exit_code == c.exit_code);
     CHECK(r.out.empty());

@@ -22,13 +22,11 @@ extern char** environ;
 using mold::test::kResidentPerTouchedByte;
 using mold::test::TempDir;
 
+using mold::test::run_molddiag_measured;
+
 namespace {
 
 /// molddiag, its process memory measured as it is (measured_memory_env).
-mold::test::ProcessResult molddiag(const std::vector<std::string>& args) {
-  return mold::test::run_molddiag(args, mold::test::measured_memory_env());
-}
-
 /// The stand-in server, running until destroyed.
 class Server {
  public:
@@ -62,9 +60,9 @@ TEST_CASE("the black-box driver finds a server that keeps memory per request",
           "[cli][leak][process]") {
   TempDir dir;
   const Server server(dir, 4 * 1024 * 1024);
-  const auto r = molddiag({"leak", "--pid", std::to_string(server.pid()),
-                           "--each", server.each(), "--images", "8", "--settle",
-                           "0.05", "--json", "--quiet"});
+  const auto r = run_molddiag_measured(
+      {"leak", "--pid", std::to_string(server.pid()), "--each", server.each(),
+       "--images", "8", "--settle", "0.05", "--json", "--quiet"});
   INFO(r.err);
   REQUIRE(r.exit_code == 3);
   const auto j = nlohmann::json::parse(r.out);
@@ -85,9 +83,9 @@ TEST_CASE(
     "[cli][leak][process]") {
   TempDir dir;
   const Server server(dir, 512 * 1024);
-  auto r = molddiag({"leak", "--pid", std::to_string(server.pid()), "--each",
-                     server.each(), "--images", "20", "--settle", "0.02",
-                     "--json", "--quiet"});
+  auto r = run_molddiag_measured({"leak", "--pid", std::to_string(server.pid()),
+                                  "--each", server.each(), "--images", "20",
+                                  "--settle", "0.02", "--json", "--quiet"});
   INFO(r.err);
   CHECK(r.exit_code == 3);
   auto j = nlohmann::json::parse(r.out);
@@ -98,9 +96,9 @@ TEST_CASE(
   CHECK(slope <= 1.1 * kResidentPerTouchedByte * 512 * 1024);
   // A threshold above what it keeps: not a leak. The header says what was
   // sampled.
-  r = molddiag({"leak", "--pid", std::to_string(server.pid()), "--each",
-                server.each(), "--images", "8", "--settle", "0.02",
-                "--threshold", "4 MiB", "--quiet"});
+  r = run_molddiag_measured(
+      {"leak", "--pid", std::to_string(server.pid()), "--each", server.each(),
+       "--images", "8", "--settle", "0.02", "--threshold", "4 MiB", "--quiet"});
   CHECK(r.exit_code == 0);
   CHECK_THAT(r.out, Catch::Contains("sampled from outside: the process's "
                                     "resident set"));
@@ -111,9 +109,9 @@ TEST_CASE("the black-box driver finds a clean server clean",
           "[cli][leak][process]") {
   TempDir dir;
   const Server server(dir, 0);
-  const auto r =
-      molddiag({"leak", "--pid", std::to_string(server.pid()), "--each",
-                server.each(), "--images", "8", "--settle", "0.05", "--quiet"});
+  const auto r = run_molddiag_measured(
+      {"leak", "--pid", std::to_string(server.pid()), "--each", server.each(),
+       "--images", "8", "--settle", "0.05", "--quiet"});
   INFO(r.err);
   CHECK(r.exit_code == 0);
   CHECK_THAT(r.out, Catch::Contains("verdict:    clean"));
@@ -153,7 +151,7 @@ TEST_CASE(
        "--settle -1: give 0 to 3600 seconds"},
   };
   for (const auto& c : cases) {
-    const auto r = molddiag(c.args);
+    const auto r = run_molddiag_measured(c.args);
     INFO(r.err);
     CHECK(r.exit_code == c.exit_code);
     CHECK_THAT(r.err, Catch::Contains(c.message));

@@ -13,13 +13,9 @@ using mold::test::kMolddiag;
 using mold::test::run_process;
 using mold::test::TempDir;
 
-namespace {
+using mold::test::run_molddiag;
 
-mold::test::ProcessResult molddiag(
-    const std::vector<std::string>& args,
-    const std::map<std::string, std::string>& extra_env = {}) {
-  return mold::test::run_molddiag(args, extra_env);
-}
+namespace {
 
 std::string bad_dir(const std::string& name) {
   return std::string(mold::test::kBadPluginRoot) + "/" + name;
@@ -40,7 +36,7 @@ std::string help_hint(const std::string& command) {
 
 TEST_CASE("molddiag plugins --json lists the four plugins and no errors",
           "[cli]") {
-  const auto r = molddiag({"plugins", "--json", "--strict"});
+  const auto r = run_molddiag({"plugins", "--json", "--strict"});
   INFO(r.err);
   REQUIRE(r.exit_code == 0);
   const auto j = nlohmann::json::parse(r.out);
@@ -60,42 +56,45 @@ TEST_CASE("molddiag plugins reports each broken plugin and --strict exits 3",
         "struct_too_small", "build_id_mismatch", "null_register_all",
         "register_throws", "duplicate_estimator"}) {
     INFO(kind);
-    const auto lenient = molddiag({"plugins", "--plugin-dir", bad_dir(kind)});
+    const auto lenient =
+        run_molddiag({"plugins", "--plugin-dir", bad_dir(kind)});
     CHECK(lenient.exit_code == 0);
     CHECK_THAT(lenient.out, Catch::Contains("load errors (1)"));
 
-    const auto strict = molddiag(
+    const auto strict = run_molddiag(
         {"plugins", "--json", "--strict", "--plugin-dir", bad_dir(kind)});
     CHECK(strict.exit_code == 3);
     const auto j = nlohmann::json::parse(strict.out);
     REQUIRE(j["errors"].size() == 1);
     CHECK_FALSE(j["errors"][0]["message"].get<std::string>().empty());
   }
-  const auto j = nlohmann::json::parse(
-      molddiag({"plugins", "--json", "--plugin-dir", bad_dir("api_version_2")})
-          .out);
+  const auto j =
+      nlohmann::json::parse(run_molddiag({"plugins", "--json", "--plugin-dir",
+                                          bad_dir("api_version_2")})
+                                .out);
   CHECK(j["errors"][0]["kind"] == "api_version_mismatch");
   CHECK_THAT(j["errors"][0]["message"].get<std::string>(),
              Catch::Contains("got 2, supported 1"));
 }
 
 TEST_CASE("MOLD_PLUGIN_PATH and the config's dirs are searched", "[cli]") {
-  auto r = molddiag({"plugins", "--json"},
-                    {{"MOLD_PLUGIN_PATH", bad_dir("api_version_2")}});
+  auto r = run_molddiag({"plugins", "--json"},
+                        {{"MOLD_PLUGIN_PATH", bad_dir("api_version_2")}});
   CHECK(nlohmann::json::parse(r.out)["errors"].size() == 1);
   TempDir dir;
   const auto config = dir.write(
       "c.toml", "[plugins]\ndirs = [\"" + bad_dir("null_info") + "\"]\n");
-  r = molddiag({"plugins", "--json", "--config", config});
+  r = run_molddiag({"plugins", "--json", "--config", config});
   const auto j = nlohmann::json::parse(r.out);
   REQUIRE(j["errors"].size() == 1);
   CHECK(j["errors"][0]["kind"] == "null_info");
 }
 
 TEST_CASE("molddiag estimate answers the documented cuda decode", "[cli]") {
-  const auto r = molddiag({"estimate", "--family", "qwen_image", "--op",
-                           "vae_decode", "--backend", "cuda", "--width", "1248",
-                           "--height", "832", "--dtype", "float16", "--json"});
+  const auto r =
+      run_molddiag({"estimate", "--family", "qwen_image", "--op", "vae_decode",
+                    "--backend", "cuda", "--width", "1248", "--height", "832",
+                    "--dtype", "float16", "--json"});
   INFO(r.err);
   REQUIRE(r.exit_code == 0);
   const auto j = nlohmann::json::parse(r.out);
@@ -105,8 +104,8 @@ TEST_CASE("molddiag estimate answers the documented cuda decode", "[cli]") {
   CHECK_THAT(j["source"].get<std::string>(), Catch::Contains("seed 004"));
 
   const auto text =
-      molddiag({"estimate", "--family", "zimage", "--op", "vae_encode",
-                "--backend", "metal", "--width", "512", "--height", "512"});
+      run_molddiag({"estimate", "--family", "zimage", "--op", "vae_encode",
+                    "--backend", "metal", "--width", "512", "--height", "512"});
   CHECK(text.exit_code == 0);
   CHECK_THAT(text.out, Catch::Contains("calibrated: no"));
   CHECK_THAT(text.out, Catch::Contains(std::to_string(512ull * 512 * 2 * 1100) +
@@ -121,7 +120,7 @@ TEST_CASE("molddiag estimate --quantized adds the dequantization buffer",
         "256",      "--height",  "256",        "--tokens", "200",     "--dtype",
         "bfloat16", "--backend", "cpu",        "--json"};
     if (quantized) args.push_back("--quantized");
-    const auto r = molddiag(args);
+    const auto r = run_molddiag(args);
     INFO(r.err);
     REQUIRE(r.exit_code == 0);
     return nlohmann::json::parse(r.out);
@@ -144,10 +143,10 @@ TEST_CASE("molddiag estimate --quantized adds the dequantization buffer",
 TEST_CASE("molddiag usage errors exit 2 and say what to fix", "[cli]") {
   // No command: the usage on stdout. An unknown command: named, then the
   // usage, on stderr.
-  auto r = molddiag({});
+  auto r = run_molddiag({});
   CHECK(r.exit_code == 2);
   CHECK_THAT(r.out, Catch::StartsWith("usage: molddiag <command> [options]\n"));
-  r = molddiag({"frobnicate"});
+  r = run_molddiag({"frobnicate"});
   CHECK(r.exit_code == 2);
   CHECK(r.out.empty());
   CHECK_THAT(r.err, Catch::StartsWith("molddiag: unknown command 'frobnicate'\n"
@@ -178,7 +177,7 @@ TEST_CASE("molddiag usage errors exit 2 and say what to fix", "[cli]") {
       {{"plugins", "--bogus"}, "unrecognised option '--bogus'"},
   };
   for (const auto& c : cases) {
-    r = molddiag(c.args);
+    r = run_molddiag(c.args);
     INFO(r.err);
     CHECK(r.exit_code == 2);
     CHECK(r.out.empty());
@@ -190,20 +189,20 @@ TEST_CASE("molddiag usage errors exit 2 and say what to fix", "[cli]") {
 }
 
 TEST_CASE("molddiag failures exit 1 with the reason", "[cli]") {
-  auto r = molddiag({"estimate", "--family", "sdxl", "--op", "vae_decode",
-                     "--backend", "cuda", "--width", "8", "--height", "8"});
+  auto r = run_molddiag({"estimate", "--family", "sdxl", "--op", "vae_decode",
+                         "--backend", "cuda", "--width", "8", "--height", "8"});
   CHECK(r.exit_code == 1);
   CHECK_THAT(r.err, Catch::StartsWith("molddiag estimate: no family 'sdxl'"));
   CHECK_THAT(r.err, !Catch::Contains("--help"));  // not a usage error
   TempDir dir;
   const auto config = dir.write("bad.toml", "[plugins]\ndirs = 3\n");
-  r = molddiag({"plugins", "--config", config});
+  r = run_molddiag({"plugins", "--config", config});
   CHECK(r.exit_code == 1);
   CHECK_THAT(r.err, Catch::Contains(config + ":2: key 'plugins.dirs'"));
 }
 
 TEST_CASE("molddiag's usage lists every command of its table", "[cli]") {
-  const auto r = molddiag({"--help"});
+  const auto r = run_molddiag({"--help"});
   INFO(r.out);
   REQUIRE(r.exit_code == 0);
   CHECK_THAT(r.out, Catch::StartsWith(
@@ -230,14 +229,14 @@ TEST_CASE("molddiag's usage lists every command of its table", "[cli]") {
   // Every listed command is one molddiag runs.
   for (const auto& command : listed) {
     INFO(command);
-    const auto help = molddiag({command, "--help"});
+    const auto help = run_molddiag({command, "--help"});
     CHECK(help.exit_code == 0);
     CHECK_THAT(help.out, Catch::StartsWith("molddiag " + command + " "));
   }
   // The same text for every way of asking, and on no arguments (exit 2).
   for (const auto& args :
        std::vector<std::vector<std::string>>{{"-h"}, {"help"}, {}}) {
-    const auto again = molddiag(args);
+    const auto again = run_molddiag(args);
     CHECK(again.exit_code == (args.empty() ? 2 : 0));
     CHECK(again.out == r.out);
   }
@@ -301,7 +300,7 @@ TEST_CASE("molddiag <command> --help lists the command's own options",
     covered.push_back(c.command);
     for (const std::string help : {"--help", "-h"}) {
       INFO(c.command << " " << help);
-      const auto r = molddiag({c.command, help});
+      const auto r = run_molddiag({c.command, help});
       INFO(r.out);
       CHECK(r.exit_code == 0);
       CHECK(r.err.empty());
@@ -316,13 +315,13 @@ TEST_CASE("molddiag <command> --help lists the command's own options",
   }
   CHECK(covered == kCommands);
   // estimate answers --help before checking its required options.
-  const auto r = molddiag({"estimate", "--family", "qwen_image", "--help"});
+  const auto r = run_molddiag({"estimate", "--family", "qwen_image", "--help"});
   CHECK(r.exit_code == 0);
   CHECK_THAT(r.out, Catch::Contains("\n  --backend "));
 }
 
 TEST_CASE("molddiag --version", "[cli]") {
-  const auto v = molddiag({"--version"});
+  const auto v = run_molddiag({"--version"});
   CHECK(v.exit_code == 0);
   CHECK_THAT(v.out, Catch::StartsWith("molddiag 0.1.0 (mold-api 1;"));
   CHECK_THAT(v.out, Catch::EndsWith(")\n"));
@@ -337,9 +336,9 @@ TEST_CASE("molddiag classify: JSON fields, remote label, exit codes",
       "memory 38.12 "
       "GiB is allocated by PyTorch, and 2.48 GiB is reserved by PyTorch but "
       "unallocated.";
-  const auto r = molddiag({"classify", "--json", "--remote", "gpu-box:7680",
-                           "--remote-backend", "cuda", "--remote-device",
-                           "NVIDIA H200", text});
+  const auto r = run_molddiag({"classify", "--json", "--remote", "gpu-box:7680",
+                               "--remote-backend", "cuda", "--remote-device",
+                               "NVIDIA H200", text});
   INFO(r.err);
   REQUIRE(r.exit_code == 0);
   const auto j = nlohmann::json::parse(r.out);
@@ -376,15 +375,15 @@ TEST_CASE("molddiag classify: JSON fields, remote label, exit codes",
   CHECK(p["requested_bytes"] == 132426121216ull);
   CHECK(p["message"].get<std::string>().find("frame #0") == std::string::npos);
 
-  const auto not_oom = molddiag(
+  const auto not_oom = run_molddiag(
       {"classify", "--json",
        "RuntimeError: CUDA error: an illegal memory access was encountered"});
   CHECK(not_oom.exit_code == 1);
   CHECK(nlohmann::json::parse(not_oom.out)["is_oom"] == false);
 
-  const auto text_out = molddiag({"classify", "--family", "qwen_image", "--op",
-                                  "vae_decode", "--width", "2048", "--height",
-                                  "2048", "--backend", "cuda", text});
+  const auto text_out = run_molddiag(
+      {"classify", "--family", "qwen_image", "--op", "vae_decode", "--width",
+       "2048", "--height", "2048", "--backend", "cuda", text});
   CHECK(text_out.exit_code == 0);
   CHECK_THAT(text_out.out, Catch::StartsWith("CUDA out of memory on GPU 0\n"));
   CHECK_THAT(text_out.out, Catch::Contains("this decode needs ~22.66 GiB"));
@@ -415,7 +414,7 @@ TEST_CASE("molddiag classify usage errors exit 2 and name the flags",
         "whole number from 1 to 65536"}},
   };
   for (const auto& c : cases) {
-    const auto r = molddiag(c.args);
+    const auto r = run_molddiag(c.args);
     INFO(r.err);
     CHECK(r.exit_code == 2);
     CHECK(r.out.empty());

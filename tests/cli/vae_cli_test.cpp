@@ -15,13 +15,9 @@ using mold::test::kMolddiag;
 using mold::test::run_process;
 using mold::test::TempDir;
 
-namespace {
-mold::test::ProcessResult molddiag(
-    const std::vector<std::string>& args,
-    const std::map<std::string, std::string>& extra_env = {}) {
-  return mold::test::run_molddiag(args, extra_env);
-}
-}  // namespace
+using mold::test::run_molddiag;
+
+namespace {}  // namespace
 
 TEST_CASE("molddiag vae encodes and decodes files in every mode",
           "[cli][vae]") {
@@ -33,9 +29,9 @@ TEST_CASE("molddiag vae encodes and decodes files in every mode",
     INFO(family);
     const std::string latent =
         dir.path() + "/" + family + "-latent.safetensors";
-    auto r = molddiag({"vae", "encode", "--family", family, "--arch", "tiny",
-                       "--seed", "5", "--input", image, "--output", latent,
-                       "--json"});
+    auto r = run_molddiag({"vae", "encode", "--family", family, "--arch",
+                           "tiny", "--seed", "5", "--input", image, "--output",
+                           latent, "--json"});
     INFO(r.err);
     REQUIRE(r.exit_code == 0);
     const auto j = nlohmann::json::parse(r.out);
@@ -56,7 +52,7 @@ TEST_CASE("molddiag vae encodes and decodes files in every mode",
     for (const auto& [mode, rung] : rungs) {
       const std::string out =
           dir.path() + "/" + family + "-" + mode + ".safetensors";
-      r = molddiag(
+      r = run_molddiag(
           {"vae",       "decode", "--family",    family,   "--arch",   "tiny",
            "--seed",    "5",      "--input",     latent,   "--output", out,
            "--mode",    mode,     "--workspace", "32 KiB", "--tile",   "4",
@@ -100,14 +96,14 @@ TEST_CASE(
   // Whole, the decode needs about 14 MiB: it fails, classified.
   auto args = base;
   args.insert(args.end(), {"--mode", "whole"});
-  auto r = molddiag(args);
+  auto r = run_molddiag(args);
   CHECK(r.exit_code == 1);
   CHECK_THAT(r.err, Catch::Contains("CPU out of memory"));
   CHECK_FALSE(std::filesystem::exists(out));  // nothing half-written
 
   args = base;
   args.insert(args.end(), {"--mode", "ladder"});
-  r = molddiag(args);
+  r = run_molddiag(args);
   INFO(r.err);
   REQUIRE(r.exit_code == 0);
   const auto j = nlohmann::json::parse(r.out);
@@ -209,7 +205,7 @@ TEST_CASE("molddiag vae, tiling and calibrate: usage errors and bad files",
        "none.toml: no such calibration file"},
   };
   for (const auto& c : cases) {
-    const auto r = molddiag(c.args);
+    const auto r = run_molddiag(c.args);
     INFO(r.err);
     CHECK(r.exit_code == c.exit_code);
     CHECK(r.out.empty());
@@ -227,8 +223,8 @@ TEST_CASE("molddiag vae, tiling and calibrate: usage errors and bad files",
 }
 
 TEST_CASE("molddiag tiling reports every run", "[cli][vae]") {
-  const auto r = molddiag({"tiling", "--family", "zimage", "--arch", "tiny",
-                           "--size", "64", "--json"});
+  const auto r = run_molddiag({"tiling", "--family", "zimage", "--arch", "tiny",
+                               "--size", "64", "--json"});
   INFO(r.err);
   REQUIRE(r.exit_code == 0);
   const auto j = nlohmann::json::parse(r.out);
@@ -277,8 +273,8 @@ TEST_CASE("molddiag tiling reports every run", "[cli][vae]") {
 TEST_CASE("molddiag calibrate reports the allocator's peak and the RSS peak",
           "[cli][vae][calibrate]") {
   const auto r =
-      molddiag({"calibrate", "--family", "zimage", "--op", "vae_decode",
-                "--arch", "tiny", "--sizes", "32,64", "--json"});
+      run_molddiag({"calibrate", "--family", "zimage", "--op", "vae_decode",
+                    "--arch", "tiny", "--sizes", "32,64", "--json"});
   INFO(r.err);
   REQUIRE(r.exit_code == 0);
   const auto j = nlohmann::json::parse(r.out);

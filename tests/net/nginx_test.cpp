@@ -30,14 +30,9 @@ using namespace mold::test;
 using namespace std::chrono_literals;
 namespace fs = std::filesystem;
 
-namespace {
+using mold::test::read_file;
 
-std::string read_file(const fs::path& path) {
-  std::ifstream in(path, std::ios::binary);
-  std::ostringstream out;
-  out << in.rdbuf();
-  return out.str();
-}
+namespace {
 
 int free_port() {
   const int fd = socket(AF_INET, SOCK_STREAM, 0);

@@ -17,12 +17,9 @@
 using namespace mold::test;
 namespace fs = std::filesystem;
 
-namespace {
+using mold::test::read_file;
 
-std::string read_file(const fs::path& path) {
-  std::ifstream in(path, std::ios::binary);
-  return std::string(std::istreambuf_iterator<char>(in), {});
-}
+namespace {
 
 std::vector<std::string> fox_args(const TempDir& out,
                                   std::vector<std::string> extra = {}) {

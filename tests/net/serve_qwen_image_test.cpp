@@ -14,6 +14,7 @@
 
 #include "support/process.hpp"
 #include "support/sanitizer.hpp"
+#include "support/server_client.hpp"
 #include "support/server_process.hpp"
 #include "support/source_images.hpp"
 
@@ -22,18 +23,13 @@ using mold::net::HttpClient;
 using Json = nlohmann::json;
 namespace fs = std::filesystem;
 
+using mold::test::client_for;
+
 namespace {
 
 std::string file_bytes(const std::string& path) {
   std::ifstream in(path, std::ios::binary);
   return std::string(std::istreambuf_iterator<char>(in), {});
-}
-
-HttpClient client_for(const ServerProcess& server) {
-  mold::net::ClientOptions options;
-  options.read_timeout = std::chrono::seconds(120);
-  return HttpClient(mold::net::parse_server_address(server.host(), "test"),
-                    options);
 }
 
 const std::vector<std::string> kSmall = {"--steps", "2"};

@@ -22,6 +22,7 @@
 #include "support/paths.hpp"
 #include "support/process.hpp"
 #include "support/sanitizer.hpp"
+#include "support/server_client.hpp"
 #include "support/server_process.hpp"
 #include "support/wait.hpp"
 
@@ -35,15 +36,11 @@ using mold::net::HttpClient;
 using Json = nlohmann::json;
 namespace fs = std::filesystem;
 
-namespace {
+using mold::test::read_file;
 
-HttpClient client_for(const ServerProcess& server, std::string key = {}) {
-  mold::net::ClientOptions options;
-  options.api_key = std::move(key);
-  options.read_timeout = std::chrono::seconds(300);
-  return HttpClient(mold::net::parse_server_address(server.host(), "test"),
-                    options);
-}
+using mold::test::client_for;
+
+namespace {
 
 std::string fox(std::uint64_t seed, int size = 64,
                 std::string model = "z-image-turbo") {
@@ -56,11 +53,6 @@ std::string fox(std::uint64_t seed, int size = 64,
 Json json_of(const ClientResponse& r) {
   INFO(r.body);
   return Json::parse(r.body);
-}
-
-std::string read_file(const fs::path& path) {
-  std::ifstream in(path, std::ios::binary);
-  return std::string(std::istreambuf_iterator<char>(in), {});
 }
 
 struct Streamed {

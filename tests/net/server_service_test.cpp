@@ -32,7 +32,7 @@ using Json = nlohmann::json;
 namespace {
 
 /// Jobs of the fake pipeline wait here until the test opens it.
-struct Gate {
+struct JobGate {
   std::mutex mutex;
   std::condition_variable changed;
   int started = 0;
@@ -55,7 +55,7 @@ struct Gate {
   }
 };
 
-Gate* gate = nullptr;  // the running test's
+JobGate* gate = nullptr;  // the running test's
 
 /// The "shared" backend: a device of 1 GiB of which other processes hold
 /// 600 MiB.
@@ -192,12 +192,12 @@ ServeModels models_on(std::string backend) {
 }
 
 /// A service over the fake family, with a gate of its own.
-struct FakeServer {
-  Gate g;
+struct FakeService {
+  JobGate g;
   mold::tools::Host host = fake_host();
   mold::net::ServerMetrics metrics;
   GenerationService service;
-  explicit FakeServer(std::size_t queue = 4, std::string backend = "cpu")
+  explicit FakeService(std::size_t queue = 4, std::string backend = "cpu")
       : service(host, models_on(std::move(backend)), queue, metrics) {
     gate = &g;
     steps_run = 0;
@@ -214,8 +214,8 @@ std::string header(const ApiFailure& f, const std::string& name) {
 
 TEST_CASE("server in-process: a full queue answers QUEUE_FULL with Retry-After",
           "[net][server]") {
-  FakeServer fake(1);
-  Gate& g = fake.g;
+  FakeService fake(1);
+  JobGate& g = fake.g;
   GenerationService& service = fake.service;
   auto first = submit(service, "wait");
   g.wait_started(1);
@@ -241,8 +241,8 @@ TEST_CASE("server in-process: a full queue answers QUEUE_FULL with Retry-After",
 
 TEST_CASE("server in-process: drain finishes the running job, refuses new ones",
           "[net][server]") {
-  FakeServer fake;
-  Gate& g = fake.g;
+  FakeService fake;
+  JobGate& g = fake.g;
   GenerationService& service = fake.service;
   auto running = submit(service, "wait");
   g.wait_started(1);
@@ -267,7 +267,7 @@ TEST_CASE("server in-process: drain finishes the running job, refuses new ones",
 
 TEST_CASE("job queue: stop answers the jobs still waiting SHUTTING_DOWN",
           "[net][server]") {
-  Gate g;
+  JobGate g;
   JobQueue queue(4, nullptr);
   std::thread worker([&] { queue.run_worker(); });
   bool second_ran = false;
@@ -293,8 +293,8 @@ TEST_CASE("job queue: stop answers the jobs still waiting SHUTTING_DOWN",
 
 TEST_CASE("server in-process: a job whose client left is not run",
           "[net][server]") {
-  FakeServer fake;
-  Gate& g = fake.g;
+  FakeService fake;
+  JobGate& g = fake.g;
   GenerationService& service = fake.service;
   auto running = submit(service, "wait");
   g.wait_started(1);
@@ -312,8 +312,8 @@ TEST_CASE("server in-process: a job whose client left is not run",
 TEST_CASE(
     "server in-process: a client that leaves stops its job at the next step",
     "[net][server]") {
-  FakeServer fake;
-  Gate& g = fake.g;
+  FakeService fake;
+  JobGate& g = fake.g;
   GenerationService& service = fake.service;
   auto here = std::make_shared<std::atomic<bool>>(true);
   auto job = submit(service, "steps", std::make_shared<Answer>(),
@@ -332,7 +332,7 @@ TEST_CASE(
 
 TEST_CASE("server in-process: failures map to API errors in one place",
           "[net][server]") {
-  FakeServer fake;
+  FakeService fake;
   GenerationService& service = fake.service;
   mold::net::ServerMetrics& metrics = fake.metrics;
   // The counters alerts watch exist from the start, at 0.
@@ -378,7 +378,7 @@ TEST_CASE(
     "[net][server]") {
   // 1 GiB, 600 MiB of it held by other processes: half the device fits
   // once they are gone, not now.
-  FakeServer fake(4, "shared");
+  FakeService fake(4, "shared");
   GenerationService& service = fake.service;
   const auto big = submit(service, "big").get();
   REQUIRE(big);
@@ -404,7 +404,7 @@ TEST_CASE(
 
 TEST_CASE("server in-process: unload runs between jobs and names what went",
           "[net][server]") {
-  FakeServer fake;
+  FakeService fake;
   GenerationService& service = fake.service;
   CHECK_FALSE(submit(service, "ok").get());
   CHECK(service.models()["models"][0]["loaded"].size() == 1);

@@ -1,15 +1,15 @@
 #!/usr/bin/env bash
-# Every installed public header compiles alone. Headers of mold::core (those under
-# core/include) are compiled with the SDK include dir only and must reach no
-# libtorch header (checked in the compiler's dependency list, since a system may keep
-# libtorch's headers in /usr/include); headers of mold::torch (torch/include) get
-# libtorch's include dirs, and one whose code names at::, c10:: or torch:: must reach
-# a libtorch header itself (checked in the preprocessor's dependency list). They are
-# compiled with <ATen/ATen.h> precompiled once and included first, so that each does not
-# parse it again; what they need of mold and the standard library they must include.
-# Every installed header comes from one of the two folders. The headers are compiled in
-# parallel (one job per core), through ccache when it is installed (relative to
-# WORK_DIR, so a clone elsewhere hits).
+# Every installed public header compiles alone (checked with -fsyntax-only: the front
+# end is what can fail). Headers of mold::core (those under core/include) are compiled
+# with the SDK include dir only and must reach no libtorch header (checked in the
+# compiler's dependency list, since a system may keep libtorch's headers in
+# /usr/include); headers of mold::torch (torch/include) get libtorch's include dirs, and
+# one whose code names at::, c10:: or torch:: must include a libtorch header itself
+# (checked in a dependency list that follows mold's headers and names, without opening,
+# every other). They are compiled with <ATen/ATen.h> precompiled once and included
+# first, so that each does not parse it again; what they need of mold and the standard
+# library they must include. Every installed header comes from one of the two folders.
+# The headers are checked in parallel, one job per core.
 #   check_headers.sh BUILD_DIR WORK_DIR CXX CORE_INCLUDE TORCH_INCLUDE TORCH_INCLUDE_DIR...
 set -euo pipefail
 build_dir=$1 work=$2 cxx=$3 core_source=$4 torch_source=$5
@@ -21,12 +21,6 @@ rm -rf "$work"
 mkdir -p "$work"
 cmake --install "$build_dir" --prefix "$work/prefix" >"$work/install.log"
 include="$work/prefix/include"
-
-compile=("$cxx")
-if command -v ccache >/dev/null; then
-  compile=(ccache "$cxx")
-  export CCACHE_BASEDIR=$work CCACHE_NOHASHDIR=1
-fi
 
 # check HEADER torch|core: writes "ok" or what failed to TU.result.
 check() {
@@ -43,19 +37,21 @@ check() {
       echo "FAIL $name: a torch-free header reaches libtorch:"
       grep -Eo '[^ ]*/(ATen|c10|torch)/[^ ]*' <<<"$deps" | head -3; return
     fi
-    "${compile[@]}" -std=c++17 -Wall -Wextra -Wpedantic -Werror -I"$include" -c "$tu" \
-      -o "$tu.o" 2>"$tu.err" || { echo "FAIL $name:"; cat "$tu.err"; return; }
+    "$cxx" -std=c++17 -Wall -Wextra -Wpedantic -Werror -I"$include" -fsyntax-only "$tu" \
+      2>"$tu.err" || { echo "FAIL $name:"; cat "$tu.err"; return; }
   else
-    if ! deps=$("$cxx" -std=c++17 -I"$include" "${torch_flags[@]}" -M "$tu" 2>"$tu.err"); then
-      echo "FAIL $name: does not preprocess alone with libtorch's include dirs:"; cat "$tu.err"; return
+    # Which headers it includes, mold's followed, every other one named but not opened:
+    # whether it includes a libtorch header itself, without preprocessing libtorch.
+    if ! deps=$("$cxx" -std=c++17 -nostdinc -nostdinc++ -I"$include" -M -MG "$tu" 2>"$tu.err"); then
+      echo "FAIL $name: its includes of mold's headers do not resolve:"; cat "$tu.err"; return
     fi
     if grep -v '^[[:space:]]*//' "$header" | grep -Eq '(^|[^[:alnum:]_])(at|c10|torch)::' &&
-      ! grep -Eq '/(ATen|c10|torch)/' <<<"$deps"; then
+      ! grep -Eq '(^|[[:space:]])(ATen|c10|torch)/' <<<"$deps"; then
       echo "FAIL $name: its code names at::, c10:: or torch:: but it includes no libtorch" \
         "header; include the libtorch header it uses"; return
     fi
-    "${compile[@]}" -std=c++17 -I"$include" "${torch_flags[@]}" -include "$work/pch/aten.hpp" \
-      -c "$tu" -o "$tu.o" 2>"$tu.err" ||
+    "$cxx" -std=c++17 -I"$include" "${torch_flags[@]}" -include "$work/pch/aten.hpp" \
+      -fsyntax-only "$tu" 2>"$tu.err" ||
       { echo "FAIL $name: does not compile alone with libtorch's include dirs:"; cat "$tu.err"; return; }
   fi
   echo ok

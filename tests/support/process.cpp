@@ -9,6 +9,7 @@
 #include <cstring>
 #include <filesystem>
 #include <fstream>
+#include <iterator>
 #include <sstream>
 #include <stdexcept>
 
@@ -145,6 +146,15 @@ ProcessResult run_molddiag(
   env["XDG_STATE_HOME"] = state.path();
   for (const auto& [key, value] : extra_env) env[key] = value;
   return run_process(kMolddiag, args, env);
+}
+
+std::string read_file(const std::filesystem::path& path) {
+  std::ifstream in(path, std::ios::binary);
+  return std::string(std::istreambuf_iterator<char>(in), {});
+}
+
+ProcessResult run_molddiag_measured(const std::vector<std::string>& args) {
+  return run_molddiag(args, measured_memory_env());
 }
 
 ProcessResult run_mold(const std::vector<std::string>& args,

@@ -2,6 +2,7 @@
 // Runs a real binary for CLI tests: arguments, extra environment, captured
 // output.
 
+#include <filesystem>
 #include <map>
 #include <string>
 #include <vector>
@@ -49,6 +50,9 @@ class TempDir {
 /// Environment that isolates a run from the user's own config and plugin path.
 std::map<std::string, std::string> isolated_env(const TempDir& home);
 
+/// The bytes of the file at `path`; empty when it cannot be read.
+std::string read_file(const std::filesystem::path& path);
+
 /// The environment for a run whose process memory is measured (molddiag
 /// leak on planted faults): under AddressSanitizer, freed memory is
 /// quarantined (the resident set then grows whatever the code does) and the
@@ -65,6 +69,9 @@ std::map<std::string, std::string> measured_memory_env();
 ProcessResult run_molddiag(
     const std::vector<std::string>& args,
     const std::map<std::string, std::string>& extra_env = {});
+
+/// run_molddiag with measured_memory_env() added.
+ProcessResult run_molddiag_measured(const std::vector<std::string>& args);
 
 /// Runs the real mold CLI likewise.
 ProcessResult run_mold(

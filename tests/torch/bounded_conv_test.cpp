@@ -3,15 +3,11 @@
 #include <mold/tensor/bounded_conv.hpp>
 
 #include "support/aten_for_tests.hpp"
+#include "support/tensor_compare.hpp"
 
 using namespace mold;
 
-namespace {
-double relative_l2(const at::Tensor& a, const at::Tensor& b) {
-  return (a - b).norm().item<double>() /
-         std::max(b.norm().item<double>(), 1e-30);
-}
-}  // namespace
+using mold::test::relative_l2;
 
 TEST_CASE(
     "bounded_conv2d is exact over strides, padding, dilation, groups and odd "

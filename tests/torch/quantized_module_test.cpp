@@ -15,9 +15,12 @@
 #include "support/aten_for_tests.hpp"
 #include "support/gguf_writer.hpp"
 #include "support/process.hpp"
+#include "support/tensor_compare.hpp"
 #include "support/test_registry.hpp"
 
 using namespace mold;
+
+using mold::test::relative_l2;
 
 namespace {
 
@@ -25,11 +28,6 @@ std::unique_ptr<Denoiser> tiny_transformer() {
   const ModelFamily* f = mold::test::real_plugins().family("qwen_image");
   REQUIRE(f);
   return f->make_transformer(ArchSpec::parse("tiny"));
-}
-
-double relative_l2(const at::Tensor& a, const at::Tensor& b) {
-  return (a - b).norm().item<double>() /
-         std::max(b.norm().item<double>(), 1e-30);
 }
 
 DenoiserInput input() {

@@ -14,9 +14,12 @@
 #include "support/paths.hpp"
 #include "support/process.hpp"
 #include "support/state_dict_listing.hpp"
+#include "support/tensor_compare.hpp"
 #include "support/test_registry.hpp"
 
 using namespace mold;
+
+using mold::test::relative_l2;
 
 namespace {
 
@@ -31,11 +34,6 @@ std::unique_ptr<TextEncoder> tiny(std::uint64_t seed) {
   auto encoder = make(ArchSpec::parse("tiny"));
   encoder->init_from_seed(seed);
   return encoder;
-}
-
-double relative_l2(const at::Tensor& a, const at::Tensor& b) {
-  return (a - b).norm().item<double>() /
-         std::max(b.norm().item<double>(), 1e-30);
 }
 
 at::Tensor ids_of(std::vector<int64_t> ids) {

@@ -14,9 +14,12 @@
 #include "support/paths.hpp"
 #include "support/process.hpp"
 #include "support/state_dict_listing.hpp"
+#include "support/tensor_compare.hpp"
 #include "support/test_registry.hpp"
 
 using namespace mold;
+
+using mold::test::relative_l2;
 
 namespace {
 
@@ -25,11 +28,6 @@ std::unique_ptr<Denoiser> make(const ArchSpec& arch) {
   REQUIRE(f);
   REQUIRE(f->make_transformer);
   return f->make_transformer(arch);
-}
-
-double relative_l2(const at::Tensor& a, const at::Tensor& b) {
-  return (a - b).norm().item<double>() /
-         std::max(b.norm().item<double>(), 1e-30);
 }
 
 DenoiserInput input_of(const at::Tensor& latents,

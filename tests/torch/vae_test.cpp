@@ -12,9 +12,12 @@
 #include "support/paths.hpp"
 #include "support/process.hpp"
 #include "support/state_dict_listing.hpp"
+#include "support/tensor_compare.hpp"
 #include "support/test_registry.hpp"
 
 using namespace mold;
+
+using mold::test::relative_l2;
 
 namespace {
 
@@ -24,11 +27,6 @@ std::unique_ptr<Vae> make(const std::string& family, const std::string& config,
   REQUIRE(f);
   REQUIRE(f->make_vae);
   return f->make_vae(config, seed);
-}
-
-double relative_l2(const at::Tensor& a, const at::Tensor& b) {
-  return (a - b).norm().item<double>() /
-         std::max(b.norm().item<double>(), 1e-30);
 }
 
 }  // namespace

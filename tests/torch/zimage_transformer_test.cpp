@@ -15,9 +15,12 @@
 #include "support/paths.hpp"
 #include "support/process.hpp"
 #include "support/state_dict_listing.hpp"
+#include "support/tensor_compare.hpp"
 #include "support/test_registry.hpp"
 
 using namespace mold;
+
+using mold::test::relative_l2;
 
 namespace {
 
@@ -32,11 +35,6 @@ std::unique_ptr<Denoiser> tiny(std::uint64_t seed) {
   auto model = make(ArchSpec::parse("tiny"));
   model->init_from_seed(seed);
   return model;
-}
-
-double relative_l2(const at::Tensor& a, const at::Tensor& b) {
-  return (a - b).norm().item<double>() /
-         std::max(b.norm().item<double>(), 1e-30);
 }
 
 /// Text of `length` rows whose first valid[i] rows of item i are real.

@@ -4,30 +4,11 @@
 #include <mold/config/config.hpp>
 
 #include "support/process.hpp"
+#include "support/scoped_env.hpp"
 
 using namespace mold;
+using mold::test::ScopedEnv;
 using mold::test::TempDir;
-
-namespace {
-/// Sets an environment variable for one scope.
-class ScopedEnv {
- public:
-  ScopedEnv(const char* name, const std::string& value) : name_(name) {
-    if (const char* old = std::getenv(name)) old_ = old;
-    setenv(name, value.c_str(), 1);
-  }
-  ~ScopedEnv() {
-    if (old_)
-      setenv(name_, old_->c_str(), 1);
-    else
-      unsetenv(name_);
-  }
-
- private:
-  const char* name_;
-  std::optional<std::string> old_;
-};
-}  // namespace
 
 TEST_CASE("a valid config is read, relative plugin dirs from the file's dir",
           "[config]") {

@@ -17,37 +17,15 @@
 #include <vector>
 
 #include "support/process.hpp"
+#include "support/scoped_env.hpp"
 
 namespace fs = std::filesystem;
 using namespace mold;
 using Catch::Matchers::Contains;
+using mold::test::ScopedEnv;
 using mold::test::TempDir;
 
 namespace {
-
-/// Sets (or with nullopt unsets) an environment variable for one scope.
-class ScopedEnv {
- public:
-  ScopedEnv(const char* name, std::optional<std::string> value) : name_(name) {
-    if (const char* old = std::getenv(name)) old_ = old;
-    if (value)
-      setenv(name, value->c_str(), 1);
-    else
-      unsetenv(name);
-  }
-  ~ScopedEnv() {
-    if (old_)
-      setenv(name_, old_->c_str(), 1);
-    else
-      unsetenv(name_);
-  }
-  ScopedEnv(const ScopedEnv&) = delete;
-  ScopedEnv& operator=(const ScopedEnv&) = delete;
-
- private:
-  const char* name_;
-  std::optional<std::string> old_;
-};
 
 const std::string kZImageIndex = R"({
   "_class_name": "ZImagePipeline",

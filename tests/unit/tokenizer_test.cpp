@@ -24,18 +24,12 @@ using mold::TokenizerFileError;
 using mold::test::TempDir;
 using nlohmann::json;
 
+using mold::test::read_file;
+
 namespace {
 
 std::string data_path(const std::string& name) {
   return std::string(mold::test::kDataDir) + "/tokenizer/" + name;
-}
-
-std::string read_file(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  REQUIRE(in);
-  std::ostringstream text;
-  text << in.rdbuf();
-  return text.str();
 }
 
 /// The Qwen3 tokenizer/ folder, tokenizer.json decompressed from the

@@ -56,7 +56,8 @@ struct ServeRequest {
   bool quiet = false;
 };
 
-tools::Parsed<ServeRequest> parse(const std::vector<std::string>& args) {
+tools::Parsed<ServeRequest> parse_serve_options(
+    const std::vector<std::string>& args) {
   tools::Parsed<ServeRequest> parsed;
   ServeRequest& r = parsed.request;
   po::options_description options(
@@ -273,7 +274,7 @@ int serve(const ServeRequest& request) {
 }  // namespace
 
 int serve_command(const std::vector<std::string>& args) {
-  const auto parsed = parse(args);
+  const auto parsed = parse_serve_options(args);
   if (parsed.help) {
     std::cout << *parsed.help;
     return tools::kOk;

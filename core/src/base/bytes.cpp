@@ -2,6 +2,7 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <cctype>
 #include <cerrno>
 #include <cmath>
@@ -18,6 +19,12 @@ std::string format_bytes(Bytes bytes) {
   if (bytes <= kMiB) return fmt::format("{:.2f} KiB", bytes / double(kKiB));
   if (bytes <= kGiB) return fmt::format("{:.2f} MiB", bytes / double(kMiB));
   return fmt::format("{:.2f} GiB", bytes / double(kGiB));
+}
+
+std::string format_byte_change(double bytes, bool plus) {
+  const std::string sign = bytes < 0 ? "-" : plus ? "+" : "";
+  const double magnitude = std::min(std::abs(bytes), double(kMaxBytes));
+  return sign + format_bytes(Bytes(std::llround(magnitude)));
 }
 
 namespace {

@@ -11,7 +11,10 @@
 
 namespace mold {
 
-namespace {
+// Named rather than anonymous: ModelCache::State holds Entry, and a type with
+// internal linkage inside it is an ODR hazard (-Wsubobject-linkage in unity
+// builds).
+namespace cache_detail {
 
 struct Entry {
   std::shared_ptr<CachedComponent> component;
@@ -32,7 +35,10 @@ void park_measured(Entry& e, Backend& backend) {
   e.released_on_park = before > after ? before - after : 0;
 }
 
-}  // namespace
+}  // namespace cache_detail
+
+using cache_detail::Entry;
+using cache_detail::park_measured;
 
 std::string_view to_string(Residency residency) {
   switch (residency) {

@@ -17,8 +17,6 @@ namespace fs = std::filesystem;
 
 namespace {
 
-constexpr const char* kIndex = "model_index.json";
-
 bool is_file(const fs::path& path) {
   std::error_code ec;
   return fs::is_regular_file(path, ec);
@@ -29,7 +27,7 @@ bool is_file(const fs::path& path) {
 // ---- ModelDir --------------------------------------------------------------
 
 bool ModelDir::is_model_dir(const fs::path& path) {
-  return is_file(path / kIndex);
+  return is_file(path / ModelDir::kIndexFile);
 }
 
 ModelDir ModelDir::open(const fs::path& root) {
@@ -44,14 +42,14 @@ ModelDir ModelDir::open(const fs::path& root) {
         "model directory {} is {}, not a directory: give the directory that "
         "holds model_index.json",
         root.string(), type));
-  const fs::path index = root / kIndex;
+  const fs::path index = root / ModelDir::kIndexFile;
   const std::string index_type = describe_file_type(index);
   if (index_type == "missing" || index_type == "a dangling symlink")
     throw NotFound(fmt::format(
         "{} has no {}: is it a diffusers-format model directory? it must have "
         "{} at its root (download the whole model repository, not single "
         "files)",
-        root.string(), kIndex, kIndex));
+        root.string(), ModelDir::kIndexFile, ModelDir::kIndexFile));
 
   const JsonConfig json = JsonConfig::read(index);
   ModelDir dir;
@@ -141,7 +139,7 @@ bool ModelDir::is_absent(const std::string& name) const {
 const ModelDir::Component& ModelDir::component(const std::string& name) const {
   for (const Component& c : components_)
     if (c.name == name) return c;
-  const std::string index = (root_ / kIndex).string();
+  const std::string index = (root_ / ModelDir::kIndexFile).string();
   if (is_absent(name))
     throw NotFound(fmt::format(
         "the model in {} has no '{}': {} lists it as [null, null] (absent)",
@@ -245,7 +243,7 @@ bool listed(const std::vector<std::string>& names, const std::string& name) {
 
 void require_model_classes(const ModelDir& dir, const ModelInfo& model,
                            const std::set<std::string>& given) {
-  const fs::path index = dir.root() / kIndex;
+  const fs::path index = dir.root() / ModelDir::kIndexFile;
   if (!model.pipeline_classes.empty() &&
       !listed(model.pipeline_classes, dir.pipeline_class()))
     throw ConfigError(

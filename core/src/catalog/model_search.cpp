@@ -19,8 +19,6 @@ namespace fs = std::filesystem;
 
 namespace {
 
-constexpr const char* kIndex = "model_index.json";
-
 bool is_dir(const fs::path& path) {
   std::error_code ec;
   return fs::is_directory(path, ec);
@@ -83,7 +81,7 @@ std::optional<fs::path> hf_snapshot(const fs::path& entry,
     near_misses.push_back(fmt::format(
         "{}: a Hugging Face cache entry with no complete snapshot (no "
         "snapshots/<hash>/{}); download the whole repository",
-        entry.string(), kIndex));
+        entry.string(), ModelDir::kIndexFile));
   return best;
 }
 
@@ -96,7 +94,7 @@ std::optional<fs::path> find_inside(const fs::path& dir,
     near_misses.push_back(fmt::format(
         "{}: named like the model but has no {}; is it a diffusers-format "
         "model directory?",
-        folder.string(), kIndex));
+        folder.string(), ModelDir::kIndexFile));
   };
   // b. NAME
   for (const fs::path& entry : entries)

@@ -49,8 +49,8 @@ std::string read_all(std::istream& in) {
 }
 
 /// Reads the error text from `input` when the arguments give none (or "-").
-tools::Parsed<ClassifyRequest> parse(const std::vector<std::string>& args,
-                                     std::istream& input) {
+tools::Parsed<ClassifyRequest> parse_classify_options(
+    const std::vector<std::string>& args, std::istream& input) {
   tools::Parsed<ClassifyRequest> parsed;
   ClassifyRequest& r = parsed.request;
   std::string backend, remote_host, remote_backend, remote_device;
@@ -216,7 +216,7 @@ void print(const ClassifyRequest& request, const ClassifyResult& result) {
 }  // namespace
 
 int classify_command(const std::vector<std::string>& args) {
-  const auto parsed = parse(args, std::cin);
+  const auto parsed = parse_classify_options(args, std::cin);
   if (parsed.help) {
     std::cout << *parsed.help;
     return tools::kOk;

@@ -37,7 +37,8 @@ struct EstimateResult {
   mold::Estimate estimate;
 };
 
-tools::Parsed<EstimateRequest> parse(const std::vector<std::string>& args) {
+tools::Parsed<EstimateRequest> parse_estimate_options(
+    const std::vector<std::string>& args) {
   tools::Parsed<EstimateRequest> parsed;
   EstimateRequest& r = parsed.request;
   mold::Workload& w = r.workload;
@@ -195,7 +196,7 @@ void print(const EstimateRequest& request, const EstimateResult& result) {
 }  // namespace
 
 int estimate_command(const std::vector<std::string>& args) {
-  const auto parsed = parse(args);
+  const auto parsed = parse_estimate_options(args);
   if (parsed.help) {
     std::cout << *parsed.help;
     return tools::kOk;

@@ -48,8 +48,8 @@ struct ProfileRequest {
 
 /// `leak` takes the leak rules and the parity tolerance; `parity` the
 /// tolerance only.
-tools::Parsed<ProfileRequest> parse(const std::vector<std::string>& args,
-                                    bool leak) {
+tools::Parsed<ProfileRequest> parse_leak_options(
+    const std::vector<std::string>& args, bool leak) {
   tools::Parsed<ProfileRequest> parsed;
   ProfileRequest& r = parsed.request;
   const std::string usage =
@@ -206,7 +206,7 @@ tools::Parsed<ProfileRequest> parse(const std::vector<std::string>& args,
 }
 
 int run_command(const std::vector<std::string>& args, bool leak) {
-  const auto parsed = parse(args, leak);
+  const auto parsed = parse_leak_options(args, leak);
   if (parsed.help) {
     std::cout << *parsed.help;
     return tools::kOk;

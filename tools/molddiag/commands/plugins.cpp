@@ -35,7 +35,8 @@ struct PluginsResult {
   std::vector<mold::LoadError> errors;
 };
 
-tools::Parsed<PluginsRequest> parse(const std::vector<std::string>& args) {
+tools::Parsed<PluginsRequest> parse_plugins_options(
+    const std::vector<std::string>& args) {
   tools::Parsed<PluginsRequest> parsed;
   PluginsRequest& r = parsed.request;
   po::options_description options(
@@ -122,7 +123,7 @@ void print(const PluginsRequest& request, const PluginsResult& result) {
 }  // namespace
 
 int plugins_command(const std::vector<std::string>& args) {
-  const auto parsed = parse(args);
+  const auto parsed = parse_plugins_options(args);
   if (parsed.help) {
     std::cout << *parsed.help;
     return tools::kOk;

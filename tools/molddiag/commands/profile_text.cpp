@@ -16,11 +16,6 @@ namespace molddiag {
 
 namespace {
 
-std::string signed_bytes(double bytes) {
-  const auto magnitude = mold::Bytes(std::llround(std::abs(bytes)));
-  return (bytes < 0 ? "-" : "+") + mold::format_bytes(magnitude);
-}
-
 void print_series(std::ostream& out, const char* label,
                   const mold::SeriesVerdict& v) {
   std::string shape = mold::to_string(v.shape);
@@ -43,8 +38,10 @@ void print_image_table(std::ostream& out, const mold::MemoryProfile& p) {
     const auto& img = p.images[i];
     const std::string change =
         i == 0 ? ""
-               : signed_bytes(double(img.after.allocated) -
-                              double(p.images[i - 1].after.allocated));
+               : mold::format_byte_change(
+                     double(img.after.allocated) -
+                         double(p.images[i - 1].after.allocated),
+                     true);
     out << fmt::format("{:>5}  {:>14}  {:>12}  {:>14}  {:>14}\n", img.image + 1,
                        mold::format_bytes(img.after.allocated), change,
                        mold::format_bytes(img.after.reserved),

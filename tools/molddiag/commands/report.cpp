@@ -34,7 +34,8 @@ struct ReportRequest {
   ProfileOutputs outputs;
 };
 
-tools::Parsed<ReportRequest> parse(const std::vector<std::string>& args) {
+tools::Parsed<ReportRequest> parse_report_options(
+    const std::vector<std::string>& args) {
   tools::Parsed<ReportRequest> parsed;
   ReportRequest& r = parsed.request;
   po::options_description options(
@@ -98,7 +99,7 @@ std::string read_report(const std::string& path) {
 }  // namespace
 
 int report_command(const std::vector<std::string>& args) {
-  const auto parsed = parse(args);
+  const auto parsed = parse_report_options(args);
   if (parsed.help) {
     std::cout << *parsed.help;
     return tools::kOk;

@@ -43,8 +43,8 @@ struct TokenizeResult {
 };
 
 /// Reads the text from `input` when it is "-".
-tools::Parsed<TokenizeRequest> parse(const std::vector<std::string>& args,
-                                     std::istream& input) {
+tools::Parsed<TokenizeRequest> parse_tokenize_options(
+    const std::vector<std::string>& args, std::istream& input) {
   tools::Parsed<TokenizeRequest> parsed;
   TokenizeRequest& r = parsed.request;
   po::options_description options(
@@ -137,7 +137,7 @@ void print(const TokenizeRequest& request, const TokenizeResult& result) {
 }  // namespace
 
 int tokenize_command(const std::vector<std::string>& args) {
-  const auto parsed = parse(args, std::cin);
+  const auto parsed = parse_tokenize_options(args, std::cin);
   if (parsed.help) {
     std::cout << *parsed.help;
     return tools::kOk;

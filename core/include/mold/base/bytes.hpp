@@ -24,6 +24,12 @@ inline constexpr Bytes kMaxBytes = (Bytes(1) << 63) - 1;
 /// decimals in the largest binary unit not exceeded: "978.00 MiB", "5.01 GiB".
 std::string format_bytes(Bytes bytes);
 
+/// A change in bytes (a rate, a difference), rounded to the nearest byte and
+/// formatted as format_bytes with its sign: "-2.00 MiB"; "+512 bytes" when
+/// `plus` (a zero or positive change then shows its sign too), else "512
+/// bytes".
+std::string format_byte_change(double bytes, bool plus = false);
+
 /// Parses "5.01 GiB", "978.00 MiB", "3.00 GB", "2359296 bytes", "512B", "8GiB",
 /// "1024", "1.5e3 MiB". KB/MB/GB/TB are read as powers of 1024, as PyTorch's
 /// older messages print them ("3.00 GB" meant 3 GiB); a bare number is bytes.

@@ -36,6 +36,9 @@ namespace mold {
 
 class ModelDir {
  public:
+  /// The file that makes a folder a diffusers model directory.
+  static constexpr const char* kIndexFile = "model_index.json";
+
   /// Reads `root/model_index.json` and checks that every component it lists
   /// has its folder. Throws NotFound (the directory or model_index.json or a
   /// component folder is missing), InvalidArgument (`root` or a component is
