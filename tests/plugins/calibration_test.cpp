@@ -3,6 +3,7 @@
 #include <cmath>
 #include <fstream>
 #include <mold/base/error.hpp>
+#include <mold/device/cpu_matmul_kernel.hpp>
 #include <mold/estimate/calibration.hpp>
 #include <mold/estimate/sequence_model.hpp>
 #include <mold/plugin/data_files.hpp>
@@ -418,13 +419,15 @@ headroom = 1.1
   const SequenceModel* table = file.find_sequence("text_encode", "cpu");
   REQUIRE(table);
   Workload w{"fam", "", "text_encode", "cpu", "bfloat16", 1, 64, 64};
+  w.matmul_kernel = CpuMatmulKernel::avx512_bf16;
   SequenceShape shape;
   shape.stages = {{"attention", 1000000, "counted"}};
   // A published text encoder's products: 14 rows, hidden 2560, ffn 9728,
   // the stage peaking while one of them runs.
   shape.count_thread_scratch(w, "attention", 14, {{2560, 9728}, {9728, 2560}});
   CHECK(shape.thread_scratch ==
-        cpu_matmul_thread_scratch("bfloat16", 14, 9728, 2560));
+        cpu_matmul_thread_scratch("bfloat16", 14, 9728, 2560,
+                                  CpuMatmulKernel::avx512_bf16));
   CHECK_THAT(shape.thread_scratch_detail, Catch::Contains("14 rows"));
   const Estimate one = table->estimate(w, shape);
   // The count is of the tensors: the one thread's scratch comes on top.
@@ -472,11 +475,13 @@ headroom = 1.0
   const SequenceModel* table = file.find_sequence("denoise", "cpu");
   REQUIRE(table);
   Workload w{"fam", "", "denoise", "cpu", "bfloat16", 1, 64, 64};
+  w.matmul_kernel = CpuMatmulKernel::avx512_bf16;
   SequenceShape shape;
-  shape.stages = {{"attention", 2000000, "counted"},
-                  {"feed_forward", 1000000, "counted"}};
-  // The attention peaks in its softmax, 1.5 MB above its products'.
-  shape.count_thread_scratch(w, "attention", 64, {{128, 64}}, 500000.0);
+  shape.stages = {{"attention", 20000000, "counted"},
+                  {"feed_forward", 10000000, "counted"}};
+  // The attention peaks in its softmax, 15 MB above its products' (sizes
+  // above any kernel's scratch: the host's kernel decides the scratch).
+  shape.count_thread_scratch(w, "attention", 64, {{128, 64}}, 5000000.0);
   // The feed-forward peaks while its products run (alive: all of it).
   shape.count_thread_scratch(w, "feed_forward", 14, {{2560, 9728}});
   REQUIRE(shape.stages[0].products.size() == 1);
@@ -484,39 +489,40 @@ headroom = 1.0
   const double attention_scratch = shape.stages[0].products[0].thread_scratch;
   const double scratch = shape.stages[1].products[0].thread_scratch;
   CHECK(attention_scratch ==
-        cpu_matmul_thread_scratch("bfloat16", 64, 128, 64));
-  CHECK(scratch == cpu_matmul_thread_scratch("bfloat16", 14, 2560, 9728));
-  CHECK(shape.stages[0].products[0].alive == 500000);
-  CHECK(shape.stages[1].products[0].alive == 1000000);
+        cpu_matmul_thread_scratch("bfloat16", 64, 128, 64, w.matmul_kernel));
+  CHECK(scratch ==
+        cpu_matmul_thread_scratch("bfloat16", 14, 2560, 9728, w.matmul_kernel));
+  CHECK(shape.stages[0].products[0].alive == 5000000);
+  CHECK(shape.stages[1].products[0].alive == 10000000);
   CHECK(shape.thread_scratch == scratch);  // the largest, for per-token tables
   // Never more alive than the stage's peak.
   SequenceShape capped = shape;
   capped.count_thread_scratch(w, "attention", 64, {{128, 64}}, 9e9);
-  CHECK(capped.stages[0].products.back().alive == 2000000);
+  CHECK(capped.stages[0].products.back().alive == 20000000);
   const auto threads_term = [](const Estimate& e) {
     return std::find_if(e.terms.begin(), e.terms.end(),
                         [](const auto& t) { return t.name == "threads"; });
   };
   // One thread: the stages' own peaks; no threads term.
   Estimate e = table->estimate(w, shape);
-  CHECK(e.bytes == 2000000);
+  CHECK(e.bytes == 20000000);
   CHECK(threads_term(e) == e.terms.end());
   // Two threads: neither stage's products with the scratch reach the
   // attention's own peak.
   w.threads = 2;
-  REQUIRE(1000000 + scratch < 2000000);
+  REQUIRE(10000000 + scratch < 20000000);
   e = table->estimate(w, shape);
-  CHECK(e.bytes == 2000000);
+  CHECK(e.bytes == 20000000);
   CHECK(threads_term(e) == e.terms.end());
   // Enough threads that the feed-forward with its scratch is the peak.
-  w.threads = 2 + int(1000000 / scratch);
+  w.threads = 2 + int(10000000 / scratch);
   e = table->estimate(w, shape);
-  CHECK(std::abs(double(e.bytes) - (1000000 + w.threads * scratch)) < 2);
+  CHECK(std::abs(double(e.bytes) - (10000000 + w.threads * scratch)) < 2);
   REQUIRE(threads_term(e) != e.terms.end());
   CHECK(double(threads_term(e)->bytes) == w.threads * scratch);
   // The attention's products at many threads: what is alive then, not its
   // peak, carries the scratch.
-  const int many = 2 + int(1500000 / attention_scratch);
+  const int many = 2 + int(15000000 / attention_scratch);
   SequenceShape attention_only;
   attention_only.stages = {shape.stages[0]};
   attention_only.stages[0].name = "attention";
@@ -529,7 +535,7 @@ headroom = 1.0
 )"));
   w.threads = many;
   e = only.find_sequence("denoise", "cpu")->estimate(w, attention_only);
-  CHECK(std::abs(double(e.bytes) - (500000 + many * attention_scratch)) < 2);
+  CHECK(std::abs(double(e.bytes) - (5000000 + many * attention_scratch)) < 2);
   CHECK_THAT(e.terms.front().detail, Catch::Contains("alive while its"));
   // A stage that is not there is a programming error, named.
   CHECK_THROWS_WITH(shape.count_thread_scratch(w, "mlp", 14, {{2560, 9728}}),
@@ -550,6 +556,7 @@ headroom = 1.0
   const SequenceModel* table = file.find_sequence("denoise", "cpu");
   REQUIRE(table);
   Workload w{"fam", "", "denoise", "cpu", "bfloat16", 1, 64, 64};
+  w.matmul_kernel = CpuMatmulKernel::avx512_bf16;
   SequenceShape shape;
   shape.stages = {{"rotary", 400000, "counted"}};
   // The layer's projections beside all of the stage (inner 64), the
@@ -558,8 +565,10 @@ headroom = 1.0
   shape.count_thread_scratch(w, "rotary", 1, {{256, 1024}, {1024, 64}}, 40000.0,
                              "the timestep's MLP");
   REQUIRE(shape.stages[0].products.size() == 2);
-  const double layer = cpu_matmul_thread_scratch("bfloat16", 192, 64, 64);
-  const double mlp = cpu_matmul_thread_scratch("bfloat16", 1, 1024, 64);
+  const auto kernel = CpuMatmulKernel::avx512_bf16;
+  const double layer =
+      cpu_matmul_thread_scratch("bfloat16", 192, 64, 64, kernel);
+  const double mlp = cpu_matmul_thread_scratch("bfloat16", 1, 1024, 64, kernel);
   REQUIRE(mlp > layer);
   CHECK(shape.thread_scratch == mlp);
   // Few threads: the layer's products beside the whole stage.
@@ -596,6 +605,7 @@ headroom = 1.0
 )");
   const auto file = CalibrationFile::load(path);
   Workload w{"fam", "", "denoise", "cpu", "bfloat16", 1, 64, 64};
+  w.matmul_kernel = CpuMatmulKernel::avx512_bf16;
   SequenceShape shape;
   shape.stages = {{"attention", 1000000, "counted"}};
   // Dense weights: no buffer, whatever the matrix.
@@ -662,13 +672,82 @@ TEST_CASE(
       {2048, 12288, 3072, 197504}, {1000, 8192, 512, 195968}};
   for (const auto& m : measured) {
     INFO(m.rows << " rows x " << m.inner << " inner x " << m.outer);
-    const double bound =
-        cpu_matmul_thread_scratch("bfloat16", m.rows, m.inner, m.outer);
+    const double bound = cpu_matmul_thread_scratch(
+        "bfloat16", m.rows, m.inner, m.outer, CpuMatmulKernel::avx512_bf16);
     CHECK(bound >= m.bytes);
     CHECK(bound <= m.bytes * 1.25 + 4096);  // a bound, not a guess
   }
   CHECK(cpu_matmul_thread_scratch("float32", 1024, 4096, 512) == 0);
   CHECK(cpu_matmul_thread_scratch("bfloat16", 0, 4096, 512) == 0);
+}
+
+TEST_CASE(
+    "the cpu matrix-product scratch bound covers what each oneDNN kernel took "
+    "per thread, and an unmeasured kernel gets the largest",
+    "[calibration]") {
+  // (rows, inner, outer, most bytes per thread past the first at 2, 4, 8 or
+  // 16 threads), at::linear in bfloat16 on libtorch 1.13 (oneDNN 2.6) on an
+  // AMX machine (Xeon, Sapphire Rapids), one kernel at a time
+  // (ONEDNN_MAX_CPU_ISA): a sample of each regime, the largest among them.
+  struct Measured {
+    double rows, inner, outer, bytes;
+  };
+  const Measured amx[] = {
+      {16, 16, 512, 4608},        {68, 256, 512, 37376},
+      {4096, 1024, 3072, 135680}, {256, 3840, 512, 802304},
+      {1024, 4096, 512, 875008},  {1, 18944, 3072, 904123},
+      {68, 68, 16, 23278},        {128, 33, 512, 160768},
+      {128, 300, 3072, 275456},   {4096, 300, 3072, 472064},
+      {256, 513, 512, 1160192},   {1024, 1025, 512, 2570649},
+      {256, 4164, 64, 1181549},   {16, 4164, 3072, 1148854}};
+  for (const auto& m : amx) {
+    INFO("amx: " << m.rows << " rows x " << m.inner << " inner x " << m.outer);
+    CHECK(cpu_matmul_thread_scratch("bfloat16", m.rows, m.inner, m.outer,
+                                    CpuMatmulKernel::amx) >= m.bytes);
+  }
+  // A float32 copy of the output per thread.
+  const Measured gemm_jit[] = {{1, 1024, 1024, 4224},
+                               {68, 256, 768, 209024},
+                               {2304, 1024, 1024, 9437312},
+                               {68, 2560, 9728, 2646144}};
+  for (const auto& m : gemm_jit) {
+    INFO("gemm:jit: " << m.rows << " rows x " << m.inner << " inner x "
+                      << m.outer);
+    const double bound = cpu_matmul_thread_scratch(
+        "bfloat16", m.rows, m.inner, m.outer, CpuMatmulKernel::avx512);
+    CHECK(bound >= m.bytes);
+    CHECK(bound <= m.bytes * 1.25 + 4096);
+  }
+  for (const auto& m : gemm_jit)
+    CHECK(cpu_matmul_thread_scratch("bfloat16", m.rows, m.inner, m.outer,
+                                    CpuMatmulKernel::other) >= m.bytes);
+  CHECK(cpu_matmul_thread_scratch("bfloat16", 256, 513, 512,
+                                  CpuMatmulKernel::other) >= 1160192);
+}
+
+TEST_CASE("the bfloat16 matrix-product kernel is the one oneDNN picks",
+          "[calibration]") {
+  const CpuMatmulFeatures none;
+  const CpuMatmulFeatures skylake{true, false, false};
+  const CpuMatmulFeatures zen4{true, true, false};
+  const CpuMatmulFeatures sapphire_rapids{true, true, true};
+  CHECK(choose_cpu_matmul_kernel(none, "") == CpuMatmulKernel::other);
+  CHECK(choose_cpu_matmul_kernel(skylake, "") == CpuMatmulKernel::avx512);
+  CHECK(choose_cpu_matmul_kernel(zen4, "") == CpuMatmulKernel::avx512_bf16);
+  CHECK(choose_cpu_matmul_kernel(sapphire_rapids, "") == CpuMatmulKernel::amx);
+  CHECK(choose_cpu_matmul_kernel(sapphire_rapids, "all") ==
+        CpuMatmulKernel::amx);
+  // ONEDNN_MAX_CPU_ISA caps it.
+  CHECK(choose_cpu_matmul_kernel(sapphire_rapids, "AVX512_CORE_BF16") ==
+        CpuMatmulKernel::avx512_bf16);
+  CHECK(choose_cpu_matmul_kernel(sapphire_rapids, "avx512_core") ==
+        CpuMatmulKernel::avx512);
+  CHECK(choose_cpu_matmul_kernel(sapphire_rapids, "AVX512_CORE_VNNI") ==
+        CpuMatmulKernel::avx512);
+  CHECK(choose_cpu_matmul_kernel(sapphire_rapids, "AVX2") ==
+        CpuMatmulKernel::other);
+  CHECK(choose_cpu_matmul_kernel(zen4, "AVX512_CORE_AMX") ==
+        CpuMatmulKernel::avx512_bf16);
 }
 
 TEST_CASE("malformed stage factors name the file, line and key",

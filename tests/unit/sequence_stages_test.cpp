@@ -18,6 +18,9 @@ Workload text_workload(const char* dtype) {
   w.dtype = dtype;
   w.width = w.height = 64;
   w.tokens = 10;
+  // The kernel whose scratch the cases state (oneDNN's brgemm
+  // avx512_core_bf16), whatever this host's.
+  w.matmul_kernel = CpuMatmulKernel::avx512_bf16;
   return w;
 }
 

@@ -81,13 +81,15 @@ void SequenceShape::count_thread_scratch(
   StageProducts group;
   group.alive = alive ? std::min(*alive, stage->bytes) : stage->bytes;
   for (const auto& product : products) {
-    const double bytes = cpu_matmul_thread_scratch(
-        workload.dtype, rows, product.inner, product.outer);
+    const double bytes =
+        cpu_matmul_thread_scratch(workload.dtype, rows, product.inner,
+                                  product.outer, workload.matmul_kernel);
     if (bytes > group.thread_scratch) {
       group.thread_scratch = bytes;
-      group.detail = fmt::format("{}{:g} rows x {:g} inner x {:g} outer, {}",
-                                 what.empty() ? "" : what + ": ", rows,
-                                 product.inner, product.outer, workload.dtype);
+      group.detail = fmt::format(
+          "{}{:g} rows x {:g} inner x {:g} outer, {}, {}",
+          what.empty() ? "" : what + ": ", rows, product.inner, product.outer,
+          workload.dtype, to_string(workload.matmul_kernel));
     }
   }
   if (group.thread_scratch <= 0) return;

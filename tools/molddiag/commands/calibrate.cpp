@@ -19,6 +19,7 @@
 #include <mold/base/text.hpp>
 #include <mold/config/toml_table_writer.hpp>
 #include <mold/device/cpu_backend.hpp>
+#include <mold/device/cpu_matmul_kernel.hpp>
 #include <mold/estimate/arch_names.hpp>
 #include <mold/estimate/workload.hpp>
 #include <mold/model/vae.hpp>
@@ -626,6 +627,10 @@ int calibrate_command(const std::vector<std::string>& args) {
     return tools::kOk;
   }
   const CalibrateRequest& request = parsed.request;
+  // The fit subtracts the threads' scratch from each peak: with a kernel
+  // whose scratch is modelled exactly, so that the table holds elsewhere.
+  // (On an AMX host: brgemm avx512_core_bf16; the estimates name the kernel.)
+  mold::use_exactly_modelled_kernel();
   const tools::Host host = tools::open_host(request.host);
   if (is_sequence_op(request.op) && request.op != mold::ops::kTextEncode &&
       request.op != mold::ops::kDenoise) {

@@ -96,7 +96,7 @@ struct SequenceShape {
   /// (workload.threads - 1) x this, with no constant of its own, in the
   /// per-token form; a staged shape uses its stages' own scratch instead.
   double thread_scratch = 0;
-  /// "14 rows x 2560 inner x 4096 outer, bfloat16"
+  /// "14 rows x 2560 inner x 4096 outer, bfloat16, oneDNN brgemm ..."
   std::string thread_scratch_detail{};
 
   /// A quantized model's dequantization buffer (workload.quantized): the

@@ -6,6 +6,7 @@
 #include <vector>
 
 #include "mold/base/bytes.hpp"
+#include "mold/device/cpu_matmul_kernel.hpp"
 
 namespace mold {
 
@@ -67,6 +68,9 @@ struct Workload {
   /// the cpu backend): a cpu library's per-thread scratch grows with them.
   /// 1 on a GPU backend.
   int threads = 1;
+  /// The cpu backend's bfloat16 matrix-product kernel, whose scratch each
+  /// thread takes (estimate/matmul_scratch.hpp): this host's.
+  CpuMatmulKernel matmul_kernel = host_cpu_matmul_kernel();
   /// The op's weights are held as ggml blocks (a q4 or q8 variant, a GGUF
   /// checkpoint) and each matrix is dequantized into a scratch buffer in the
   /// dtype as its layer runs: the scratch, as large as the largest matrix,
