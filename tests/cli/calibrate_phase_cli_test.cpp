@@ -357,3 +357,19 @@ TEST_CASE(
   CHECK(r.exit_code == 2);
   CHECK_THAT(r.err, Catch::Contains("--attention-from is for the VAE ops"));
 }
+
+TEST_CASE(
+    "molddiag calibrate refuses bfloat16 where the cpu kernel's scratch is "
+    "only bounded, and says what to do",
+    "[cli][calibrate]") {
+  // ONEDNN_MAX_CPU_ISA=AVX2: libtorch's own bfloat16 kernels on any CPU.
+  const auto r =
+      run_molddiag({"calibrate", "--family", "zimage", "--op", "denoise",
+                    "--sizes", "64", "--dtype", "float32,bfloat16"},
+                   {{"ONEDNN_MAX_CPU_ISA", "AVX2"}});
+  CHECK(r.exit_code == 2);
+  CHECK_THAT(r.err, Catch::StartsWith("molddiag calibrate: --dtype bfloat16"));
+  CHECK_THAT(r.err, Catch::Contains("libtorch's own kernels"));
+  CHECK_THAT(r.err, Catch::Contains("calibrate float32 here"));
+  CHECK(r.out.empty());
+}

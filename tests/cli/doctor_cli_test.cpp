@@ -23,6 +23,18 @@ TEST_CASE("molddiag doctor --json names the BLAS, the backends and threads",
   CHECK(std::filesystem::is_regular_file(j["blas"]["path"].get<std::string>()));
   CHECK(j["blas"]["slow"] == (kind == "reference"));
   CHECK(j["libtorch"]["threads"].get<int>() >= 1);
+  // The bfloat16 kernel, as the estimates' scratch model reads it: capped by
+  // ONEDNN_MAX_CPU_ISA to libtorch's own on any CPU.
+  const std::string kernel = j["libtorch"]["bfloat16_kernel"];
+  const bool named = kernel.rfind("oneDNN ", 0) == 0 ||
+                     kernel == "libtorch's own kernels, not measured";
+  CHECK(named);
+  const auto capped = run_molddiag(
+      {"doctor", "--json", "--no-gemm", "--plugin-dir", mold::test::kPluginDir},
+      {{"ONEDNN_MAX_CPU_ISA", "AVX2"}});
+  REQUIRE(capped.exit_code == 0);
+  CHECK(nlohmann::json::parse(capped.out)["libtorch"]["bfloat16_kernel"] ==
+        "libtorch's own kernels, not measured");
   CHECK(j["gemm"].empty());
   bool cpu = false;
   for (const auto& b : j["backends"])

@@ -55,7 +55,7 @@ CpuMatmulFeatures host_features() {
   const bool amx = bit(d, 22) && bit(d, 24);             // AMX-BF16, AMX-TILE
   const bool tiles_saved = (xcr0 & 0x60000) == 0x60000;  // XTILECFG, XTILEDATA
   unsigned a1 = 0, b1 = 0, c1 = 0, d1 = 0;
-  __cpuid_count(7, 1, a1, b1, c1, d1);
+  if (a >= 1) __cpuid_count(7, 1, a1, b1, c1, d1);  // leaf 7's last subleaf
   f.avx512_bf16 = f.avx512_core && bit(a1, 5);
   f.amx_bf16 = f.avx512_core && amx && tiles_saved && amx_permitted();
   return f;
@@ -85,9 +85,14 @@ CpuMatmulKernel choose_cpu_matmul_kernel(const CpuMatmulFeatures& features,
 
 namespace {
 
-CpuMatmulKernel read_host_kernel() {
+/// oneDNN's cap on its instructions, nullptr when none is set.
+const char* isa_cap() {
   const char* cap = std::getenv("ONEDNN_MAX_CPU_ISA");
-  if (cap == nullptr) cap = std::getenv("DNNL_MAX_CPU_ISA");
+  return cap != nullptr ? cap : std::getenv("DNNL_MAX_CPU_ISA");
+}
+
+CpuMatmulKernel read_host_kernel() {
+  const char* cap = isa_cap();
   return choose_cpu_matmul_kernel(host_features(), cap ? cap : "");
 }
 
@@ -101,9 +106,7 @@ std::atomic<CpuMatmulKernel>& host_kernel() {
 CpuMatmulKernel host_cpu_matmul_kernel() { return host_kernel().load(); }
 
 CpuMatmulKernel use_exactly_modelled_kernel() {
-  if (host_kernel().load() == CpuMatmulKernel::amx &&
-      std::getenv("ONEDNN_MAX_CPU_ISA") == nullptr &&
-      std::getenv("DNNL_MAX_CPU_ISA") == nullptr) {
+  if (host_kernel().load() == CpuMatmulKernel::amx && isa_cap() == nullptr) {
     setenv("ONEDNN_MAX_CPU_ISA", "AVX512_CORE_BF16", 1);
     host_kernel().store(read_host_kernel());
   }

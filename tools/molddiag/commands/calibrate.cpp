@@ -630,7 +630,19 @@ int calibrate_command(const std::vector<std::string>& args) {
   // The fit subtracts the threads' scratch from each peak: with a kernel
   // whose scratch is modelled exactly, so that the table holds elsewhere.
   // (On an AMX host: brgemm avx512_core_bf16; the estimates name the kernel.)
-  mold::use_exactly_modelled_kernel();
+  const auto kernel = mold::use_exactly_modelled_kernel();
+  const bool bfloat16 = std::find(request.dtypes.begin(), request.dtypes.end(),
+                                  "bfloat16") != request.dtypes.end();
+  // (Runs made here: a table from a history, or a VAE's, subtracts none.)
+  if (request.from_history.empty() && is_sequence_op(request.op) &&
+      request.backend == "cpu" && bfloat16 &&
+      !mold::scratch_modelled_exactly(kernel))
+    throw tools::UsageError(fmt::format(
+        "--dtype bfloat16: this CPU's bfloat16 products run with {}, whose "
+        "scratch per thread mold bounds but does not model, so a fit less "
+        "that scratch would not hold on other CPUs: calibrate float32 here, "
+        "or bfloat16 on a CPU with AVX-512 and ONEDNN_MAX_CPU_ISA unset",
+        mold::to_string(kernel)));
   const tools::Host host = tools::open_host(request.host);
   if (is_sequence_op(request.op) && request.op != mold::ops::kTextEncode &&
       request.op != mold::ops::kDenoise) {

@@ -12,6 +12,7 @@
 #include <mold/base/error.hpp>
 #include <mold/base/text.hpp>
 #include <mold/device/blas_library.hpp>
+#include <mold/device/cpu_matmul_kernel.hpp>
 #include <mold/plugin/plugin.hpp>
 #include <mold/plugin/registry.hpp>
 #include <mold/tensor/gemm_rate.hpp>
@@ -54,6 +55,7 @@ struct DoctorResult {
   int torch_threads = 0;
   unsigned cores = 0;
   bool onednn = false;
+  mold::CpuMatmulKernel matmul_kernel = mold::CpuMatmulKernel::other;
   std::vector<GemmResult> gemm;
   std::vector<std::string> warnings;
 };
@@ -86,6 +88,7 @@ DoctorResult run(const DoctorRequest& request) {
   result.torch_threads = at::get_num_threads();
   result.cores = std::thread::hardware_concurrency();
   result.onednn = at::hasMKLDNN();
+  result.matmul_kernel = mold::host_cpu_matmul_kernel();
   if (request.gemm)
     for (const auto& [name, dtype] :
          {std::pair{"float32", at::kFloat}, {"bfloat16", at::kBFloat16}})
@@ -108,9 +111,11 @@ nlohmann::json to_json(const DoctorRequest& request,
   nlohmann::json out;
   out["mold"] = {{"version", MOLD_VERSION},
                  {"build_id", mold::core_build_id()}};
-  out["libtorch"] = {{"version", MOLD_TORCH_VERSION},
-                     {"threads", result.torch_threads},
-                     {"onednn", result.onednn}};
+  out["libtorch"] = {
+      {"version", MOLD_TORCH_VERSION},
+      {"threads", result.torch_threads},
+      {"onednn", result.onednn},
+      {"bfloat16_kernel", mold::to_string(result.matmul_kernel)}};
   out["cores"] = result.cores;
   out["backends"] = nlohmann::json::array();
   for (const auto& b : result.backends) {
@@ -149,10 +154,11 @@ void print_text(const DoctorRequest& request, const DoctorResult& result) {
   // than its logical CPUs; OMP_NUM_THREADS overrides it.
   std::cout << fmt::format(
       "libtorch {}: {} thread{} of {} logical CPUs (OMP_NUM_THREADS sets it), "
-      "oneDNN {}\n",
+      "oneDNN {}\nbfloat16 products: {} (their scratch per thread: "
+      "docs/architecture.md, \"Threads\")\n",
       MOLD_TORCH_VERSION, result.torch_threads,
       result.torch_threads == 1 ? "" : "s", result.cores,
-      result.onednn ? "yes" : "no");
+      result.onednn ? "yes" : "no", mold::to_string(result.matmul_kernel));
   std::cout << "backends:\n";
   for (const auto& b : result.backends)
     std::cout << (b.unavailable.empty()
