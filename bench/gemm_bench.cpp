@@ -14,6 +14,7 @@
 #include <fmt/format.h>
 
 #include <mold/device/blas_library.hpp>
+#include <mold/device/cpu_matmul_kernel.hpp>
 #include <mold/tensor/gemm_rate.hpp>
 #include <string>
 #include <vector>
@@ -48,6 +49,13 @@ int main(int argc, char** argv) {
   fmt::print("libtorch threads {}; BLAS {} ({})\n", at::get_num_threads(),
              mold::to_string(blas.kind), blas.path);
   if (blas.slow()) fmt::print("warning: {}\n", mold::blas_advice(blas));
+  const auto cpu = mold::host_cpu_features();
+  if (const auto advice =
+          mold::openblas_core_advice(blas, cpu.avx512_core, cpu.avx2);
+      !advice.empty())
+    fmt::print("warning: {}\n", advice);
+  fmt::print("bfloat16 products: {}\n",
+             mold::to_string(mold::host_cpu_matmul_kernel()));
 
   // The main layers see every token; the refiners see the image tokens (noise
   // refiner) or the caption tokens (context refiner) alone.

@@ -53,6 +53,35 @@ TEST_CASE("the BLAS loaded with libtorch is found, with its file", "[blas]") {
           std::string::npos);
 }
 
+TEST_CASE(
+    "OpenBLAS running an older CPU's kernels on a CPU with AVX2 or AVX-512 is "
+    "told the OPENBLAS_CORETYPE to set",
+    "[blas]") {
+  mold::BlasLibrary blas;
+  blas.kind = Kind::openblas;
+  blas.version =
+      "OpenBLAS 0.3.21 NO_LAPACKE DYNAMIC_ARCH NO_AFFINITY Prescott "
+      "MAX_THREADS=64";
+  const std::string avx512 = mold::openblas_core_advice(blas, true, true);
+  CHECK_THAT(avx512, Catch::Contains("runs its Prescott kernels on a CPU with "
+                                     "AVX-512"));
+  CHECK_THAT(avx512, Catch::Contains("OPENBLAS_CORETYPE=SkylakeX"));
+  CHECK_THAT(mold::openblas_core_advice(blas, false, true),
+             Catch::Contains("OPENBLAS_CORETYPE=Haswell"));
+  // A CPU without AVX2 runs what it can.
+  CHECK(mold::openblas_core_advice(blas, false, false).empty());
+  // The CPU's own kernels, or another library: nothing to say.
+  blas.version =
+      "OpenBLAS 0.3.21 NO_LAPACKE DYNAMIC_ARCH NO_AFFINITY SkylakeX "
+      "MAX_THREADS=64";
+  CHECK(mold::openblas_core_advice(blas, true, true).empty());
+  blas.version = "OpenBLAS 0.3.21 DYNAMIC_ARCH Haswell MAX_THREADS=64";
+  CHECK(mold::openblas_core_advice(blas, true, true).empty());
+  blas.kind = Kind::blis;
+  blas.version = "Prescott";
+  CHECK(mold::openblas_core_advice(blas, true, true).empty());
+}
+
 TEST_CASE("a matrix product is timed at least three times", "[blas]") {
   const mold::GemmShape shape{8, 64, 32};
   CHECK(shape.flops() == 2.0 * 8 * 64 * 32);

@@ -5,6 +5,8 @@
 
 #include <cstdlib>
 #include <filesystem>
+#include <set>
+#include <sstream>
 
 #include "mold/base/text.hpp"
 
@@ -131,6 +133,29 @@ std::string blas_advice(const BlasLibrary& blas) {
       "which becomes libblas.so.3 for every program (update-alternatives "
       "--config libblas.so.3-{} chooses among those installed)",
       blas.path, kMultiarch);
+}
+
+std::string openblas_core_advice(const BlasLibrary& blas, bool avx512,
+                                 bool avx2) {
+  if (blas.kind != BlasLibrary::Kind::openblas || !(avx512 || avx2)) return {};
+  // OpenBLAS's cores without AVX2, by the names its configuration uses.
+  static const std::set<std::string, std::less<>> kOlder = {
+      "Katmai",    "Coppermine",   "Northwood",  "Prescott", "Banias",
+      "Core2",     "Penryn",       "Dunnington", "Nehalem",  "Atom",
+      "Opteron",   "Opteron_SSE3", "Barcelona",  "Bobcat",   "Sandybridge",
+      "Bulldozer", "Piledriver",   "Steamroller"};
+  std::string core;
+  std::istringstream words(blas.version);
+  for (std::string word; words >> word;)
+    if (kOlder.count(word)) core = word;
+  if (core.empty()) return {};
+  const std::string_view coretype = avx512 ? "SkylakeX" : "Haswell";
+  return fmt::format(
+      "OpenBLAS runs its {} kernels on a CPU with {} (its build does not know "
+      "this CPU): float32 matrix products run several times slower. Set "
+      "OPENBLAS_CORETYPE={} in the environment of mold and molddiag (OpenBLAS "
+      "reads it when it loads)",
+      core, avx512 ? "AVX-512" : "AVX2", coretype);
 }
 
 }  // namespace mold

@@ -43,13 +43,14 @@ bool amx_permitted() {
 #  endif
 }
 
-CpuMatmulFeatures host_features() {
+CpuMatmulFeatures read_features() {
   CpuMatmulFeatures f;
   unsigned a = 0, b = 0, c = 0, d = 0;
   if (__get_cpuid_max(0, nullptr) < 7) return f;
   __cpuid_count(7, 0, a, b, c, d);
   const unsigned long long xcr0 = saved_state();
   const bool zmm_saved = (xcr0 & 0xe6) == 0xe6;  // SSE, AVX, opmask, ZMM
+  f.avx2 = (xcr0 & 0x6) == 0x6 && bit(b, 5);     // SSE and AVX state, AVX2
   f.avx512_core = zmm_saved && bit(b, 16) && bit(b, 17) && bit(b, 30) &&
                   bit(b, 31);                            // F, DQ, BW, VL
   const bool amx = bit(d, 22) && bit(d, 24);             // AMX-BF16, AMX-TILE
@@ -61,7 +62,7 @@ CpuMatmulFeatures host_features() {
   return f;
 }
 #else
-CpuMatmulFeatures host_features() { return {}; }
+CpuMatmulFeatures read_features() { return {}; }
 #endif
 
 }  // namespace
@@ -93,7 +94,7 @@ const char* isa_cap() {
 
 CpuMatmulKernel read_host_kernel() {
   const char* cap = isa_cap();
-  return choose_cpu_matmul_kernel(host_features(), cap ? cap : "");
+  return choose_cpu_matmul_kernel(host_cpu_features(), cap ? cap : "");
 }
 
 std::atomic<CpuMatmulKernel>& host_kernel() {
@@ -102,6 +103,11 @@ std::atomic<CpuMatmulKernel>& host_kernel() {
 }
 
 }  // namespace
+
+CpuMatmulFeatures host_cpu_features() {
+  static const CpuMatmulFeatures features = read_features();
+  return features;
+}
 
 CpuMatmulKernel host_cpu_matmul_kernel() { return host_kernel().load(); }
 

@@ -99,6 +99,11 @@ DoctorResult run(const DoctorRequest& request) {
   if (const std::string advice = mold::blas_advice(result.blas);
       !advice.empty())
     result.warnings.push_back(advice);
+  const auto cpu = mold::host_cpu_features();
+  if (const std::string advice =
+          mold::openblas_core_advice(result.blas, cpu.avx512_core, cpu.avx2);
+      !advice.empty())
+    result.warnings.push_back(advice);
   if (result.blas.kind == mold::BlasLibrary::Kind::none)
     result.warnings.push_back(
         "no BLAS library is loaded in this process (no object defines "

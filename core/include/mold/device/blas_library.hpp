@@ -51,4 +51,12 @@ BlasLibrary::Kind classify_blas_library(std::string_view path, bool openblas,
 /// fast one, and why. Empty when it is not slow.
 std::string blas_advice(const BlasLibrary& blas);
 
+/// What to do when OpenBLAS runs the kernels of an older CPU than this one
+/// (its build did not know the CPU: Debian 12's 0.3.21 runs a Sapphire Rapids
+/// Xeon as Prescott, float32 products 6 times slower there, docs/molddiag.md):
+/// the core its build configuration names, and the OPENBLAS_CORETYPE that
+/// uses the CPU's AVX-512 (`avx512`) or AVX2 (`avx2`). Empty otherwise.
+std::string openblas_core_advice(const BlasLibrary& blas, bool avx512,
+                                 bool avx2);
+
 }  // namespace mold

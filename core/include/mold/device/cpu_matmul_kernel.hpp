@@ -29,6 +29,7 @@ struct CpuMatmulFeatures {
       false;  ///< AVX-512 F, BW, VL and DQ, state saved by the OS
   bool avx512_bf16 = false;  ///< AVX512_BF16
   bool amx_bf16 = false;     ///< AMX-TILE and AMX-BF16, tile state usable
+  bool avx2 = false;         ///< AVX2, state saved by the OS
 };
 
 /// The kernel oneDNN picks for `features` under the cap `max_isa` (the value
@@ -36,6 +37,10 @@ struct CpuMatmulFeatures {
 /// "DEFAULT" for none).
 CpuMatmulKernel choose_cpu_matmul_kernel(const CpuMatmulFeatures& features,
                                          std::string_view max_isa);
+
+/// This host's CPU and OS (cpuid, XCR0; asks Linux for the AMX tile state),
+/// read once per process.
+CpuMatmulFeatures host_cpu_features();
 
 /// This host's, read once per process (again after
 /// use_exactly_modelled_kernel()).
