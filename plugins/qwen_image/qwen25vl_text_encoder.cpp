@@ -16,39 +16,12 @@ using mold::ConfigError;
 using mold::InvalidArgument;
 using mold::JsonConfig;
 
-namespace {
-
-std::string layer_param(int64_t layer, const char* rest) {
-  return fmt::format("model.layers.{}.{}", layer, rest);
-}
-
-}  // namespace
-
 Qwen25VLTextEncoder::Qwen25VLTextEncoder(const Qwen25VLConfig& config,
                                          std::string arch, bool with_vision)
     : config_(config), arch_(std::move(arch)), with_vision_(with_vision) {
   const Qwen25VLConfig& c = config_;
-  const int64_t kv_out = c.num_key_value_heads * c.head_dim();
   add("model.embed_tokens.weight", {c.vocab_size, c.hidden_size});
-  for (int64_t i = 0; i < c.num_hidden_layers; ++i) {
-    add(layer_param(i, "input_layernorm.weight"), {c.hidden_size});
-    add(layer_param(i, "post_attention_layernorm.weight"), {c.hidden_size});
-    add(layer_param(i, "self_attn.q_proj.weight"),
-        {c.hidden_size, c.hidden_size});
-    add(layer_param(i, "self_attn.q_proj.bias"), {c.hidden_size});
-    add(layer_param(i, "self_attn.k_proj.weight"), {kv_out, c.hidden_size});
-    add(layer_param(i, "self_attn.k_proj.bias"), {kv_out});
-    add(layer_param(i, "self_attn.v_proj.weight"), {kv_out, c.hidden_size});
-    add(layer_param(i, "self_attn.v_proj.bias"), {kv_out});
-    add(layer_param(i, "self_attn.o_proj.weight"),
-        {c.hidden_size, c.hidden_size});
-    add(layer_param(i, "mlp.gate_proj.weight"),
-        {c.intermediate_size, c.hidden_size});
-    add(layer_param(i, "mlp.up_proj.weight"),
-        {c.intermediate_size, c.hidden_size});
-    add(layer_param(i, "mlp.down_proj.weight"),
-        {c.hidden_size, c.intermediate_size});
-  }
+  declare_decoder_layers("model.layers.", c.num_hidden_layers, layer_config());
   add("model.norm.weight", {c.hidden_size});
   if (with_vision_) declare_vision();
 }
@@ -144,38 +117,25 @@ std::pair<at::Tensor, at::Tensor> Qwen25VLTextEncoder::rotary(
           at::cat(sin_parts, -1).unsqueeze(1)};
 }
 
-at::Tensor Qwen25VLTextEncoder::decoder_layer(const at::Tensor& x,
-                                              int64_t layer,
-                                              const at::Tensor& cos,
-                                              const at::Tensor& sin,
-                                              const at::Tensor& blocked) const {
+mold::DecoderLayerConfig Qwen25VLTextEncoder::layer_config() const {
   mold::DecoderLayerConfig c;
+  c.hidden_size = config_.hidden_size;
+  c.intermediate_size = config_.intermediate_size;
   c.heads = config_.num_attention_heads;
   c.kv_heads = config_.num_key_value_heads;
   c.head_dim = config_.head_dim();
   c.rms_norm_eps = config_.rms_norm_eps;
-  c.query_norm = false;
-  return mold::decoder_layer(
-      x, c, weights_under(fmt::format("model.layers.{}.", layer)), cos, sin,
-      blocked);
+  c.qkv_bias = true;  // Qwen2's q, k and v projections; o_proj has none
+  return c;
 }
 
 at::Tensor Qwen25VLTextEncoder::decode(at::Tensor x,
                                        const at::Tensor& positions,
                                        const at::Tensor& attention_mask) const {
-  const c10::Device device = x.device();
-  const int64_t b = x.size(0), len = x.size(1);
   const auto [cos, sin] = rotary(positions);
-  // What no query may attend to: later tokens and padding. (B, 1, 1, L, L)
-  // against scores viewed as (B, KV, groups, L, L).
-  const at::Tensor future =
-      at::ones({len, len}, at::TensorOptions().dtype(at::kBool).device(device))
-          .triu(1);
-  const at::Tensor padding = attention_mask.to(device).eq(0);
-  const at::Tensor blocked =
-      future.view({1, 1, 1, len, len}) | padding.view({b, 1, 1, 1, len});
-  for (int64_t layer = 0; layer < config_.num_hidden_layers; ++layer)
-    x = decoder_layer(x, layer, cos, sin, blocked);
+  x = run_decoder_layers(std::move(x), "model.layers.",
+                         config_.num_hidden_layers, layer_config(), cos, sin,
+                         attention_mask);
   return rms_norm(x, "model.norm.weight", config_.rms_norm_eps);
 }
 

@@ -74,9 +74,8 @@ class Qwen25VLTextEncoder final : public mold::TextEncoder {
   at::Tensor linear(const at::Tensor& x, const std::string& prefix) const;
   /// positions (3, B, L) int64 -> cos, sin (B, 1, L, head_dim) in `dtype`.
   std::pair<at::Tensor, at::Tensor> rotary(const at::Tensor& positions) const;
-  at::Tensor decoder_layer(const at::Tensor& x, int64_t layer,
-                           const at::Tensor& cos, const at::Tensor& sin,
-                           const at::Tensor& blocked) const;
+  /// The language model's layer, as the shared decoder layer takes it.
+  mold::DecoderLayerConfig layer_config() const;
   at::Tensor decode(at::Tensor embeddings, const at::Tensor& positions,
                     const at::Tensor& attention_mask) const;
   at::Tensor vision_block(const at::Tensor& x, int64_t block,

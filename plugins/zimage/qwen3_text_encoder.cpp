@@ -17,41 +17,11 @@ using mold::ConfigError;
 using mold::InvalidArgument;
 using mold::JsonConfig;
 
-namespace {
-
-std::string layer_param(int64_t layer, const char* rest) {
-  return fmt::format("layers.{}.{}", layer, rest);
-}
-
-}  // namespace
-
 Qwen3TextEncoder::Qwen3TextEncoder(const Qwen3Config& config, std::string arch)
     : config_(config), arch_(std::move(arch)) {
   const Qwen3Config& c = config_;
-  const int64_t q_out = c.num_attention_heads * c.head_dim;
-  const int64_t kv_out = c.num_key_value_heads * c.head_dim;
   add("embed_tokens.weight", {c.vocab_size, c.hidden_size});
-  for (int64_t i = 0; i < c.num_hidden_layers; ++i) {
-    add(layer_param(i, "input_layernorm.weight"), {c.hidden_size});
-    add(layer_param(i, "post_attention_layernorm.weight"), {c.hidden_size});
-    const std::pair<const char*, std::vector<int64_t>> projections[] = {
-        {"self_attn.q_proj", {q_out, c.hidden_size}},
-        {"self_attn.k_proj", {kv_out, c.hidden_size}},
-        {"self_attn.v_proj", {kv_out, c.hidden_size}},
-        {"self_attn.o_proj", {c.hidden_size, q_out}}};
-    for (const auto& [name, shape] : projections) {
-      add(layer_param(i, name) + ".weight", shape);
-      if (c.attention_bias) add(layer_param(i, name) + ".bias", {shape[0]});
-    }
-    add(layer_param(i, "self_attn.q_norm.weight"), {c.head_dim});
-    add(layer_param(i, "self_attn.k_norm.weight"), {c.head_dim});
-    add(layer_param(i, "mlp.gate_proj.weight"),
-        {c.intermediate_size, c.hidden_size});
-    add(layer_param(i, "mlp.up_proj.weight"),
-        {c.intermediate_size, c.hidden_size});
-    add(layer_param(i, "mlp.down_proj.weight"),
-        {c.hidden_size, c.intermediate_size});
-  }
+  declare_decoder_layers("layers.", c.num_hidden_layers, layer_config());
   add("norm.weight", {c.hidden_size});
 }
 
@@ -75,18 +45,17 @@ at::Tensor Qwen3TextEncoder::rms_norm(const at::Tensor& x,
   return mold::transformers_rms_norm(x, p(weight), config_.rms_norm_eps);
 }
 
-at::Tensor Qwen3TextEncoder::decoder_layer(const at::Tensor& x, int64_t layer,
-                                           const at::Tensor& cos,
-                                           const at::Tensor& sin,
-                                           const at::Tensor& blocked) const {
+mold::DecoderLayerConfig Qwen3TextEncoder::layer_config() const {
   mold::DecoderLayerConfig c;
+  c.hidden_size = config_.hidden_size;
+  c.intermediate_size = config_.intermediate_size;
   c.heads = config_.num_attention_heads;
   c.kv_heads = config_.num_key_value_heads;
   c.head_dim = config_.head_dim;
   c.rms_norm_eps = config_.rms_norm_eps;
   c.query_norm = true;  // q_norm and k_norm
-  return mold::decoder_layer(
-      x, c, weights_under(fmt::format("layers.{}.", layer)), cos, sin, blocked);
+  c.qkv_bias = c.output_bias = config_.attention_bias;
+  return c;
 }
 
 at::Tensor Qwen3TextEncoder::hidden_state(const at::Tensor& input_ids,
@@ -102,7 +71,7 @@ at::Tensor Qwen3TextEncoder::hidden_state(const at::Tensor& input_ids,
   at::NoGradGuard no_grad;
   const c10::Device device = this->device();
   const at::ScalarType dtype = this->dtype();
-  const int64_t b = input_ids.size(0), len = input_ids.size(1);
+  const int64_t len = input_ids.size(1);
 
   at::Tensor x = rows_of("embed_tokens.weight", input_ids.to(device));
   if (k == 0) return x;
@@ -121,17 +90,8 @@ at::Tensor Qwen3TextEncoder::hidden_state(const at::Tensor& input_ids,
   const at::Tensor cos = angles.cos().to(dtype);
   const at::Tensor sin = angles.sin().to(dtype);
 
-  // What no query may attend to: later tokens and padding. (B, 1, 1, L, L)
-  // against scores viewed as (B, KV, groups, L, L).
-  const at::Tensor future =
-      at::ones({len, len}, at::TensorOptions().dtype(at::kBool).device(device))
-          .triu(1);
-  const at::Tensor padding = attention_mask.to(device).eq(0);
-  const at::Tensor blocked =
-      future.view({1, 1, 1, len, len}) | padding.view({b, 1, 1, 1, len});
-
-  for (int64_t layer = 0; layer < std::min(k, n); ++layer)
-    x = decoder_layer(x, layer, cos, sin, blocked);
+  x = run_decoder_layers(std::move(x), "layers.", std::min(k, n),
+                         layer_config(), cos, sin, attention_mask);
   if (k == n) x = rms_norm(x, "norm.weight");
   return x;
 }

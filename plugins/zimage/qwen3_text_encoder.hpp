@@ -57,9 +57,8 @@ class Qwen3TextEncoder final : public mold::TextEncoder {
   void check_inputs(const at::Tensor& input_ids,
                     const at::Tensor& attention_mask) const;
   at::Tensor rms_norm(const at::Tensor& x, const std::string& weight) const;
-  at::Tensor decoder_layer(const at::Tensor& x, int64_t layer,
-                           const at::Tensor& cos, const at::Tensor& sin,
-                           const at::Tensor& blocked) const;
+  /// The language model's layer, as the shared decoder layer takes it.
+  mold::DecoderLayerConfig layer_config() const;
 
   Qwen3Config config_;
   std::string arch_;

@@ -426,27 +426,9 @@ std::vector<PhasePoint> read_points(const std::string& file,
   return points;
 }
 
-/// text_encode, denoise: the pipeline's phase at each (size, words), the
-/// constants fitted to cover them, and the [op.cpu] table.
-CalibrateResult run_sequence(
-    const tools::Host& host, const CalibrateRequest& request,
-    const std::function<void(const PhasePoint&)>& on_point) {
-  CalibrateResult result;
-  PhaseCalibration calibration{
-      request.family,    request.op,    request.arch,   request.sizes,
-      request.tokens,    request.model, request.images, request.dtypes,
-      request.model_dir, request.steps, request.backend};
-  result.phase_points = measure_phase(host, calibration, on_point);
-  std::vector<std::string> names;
-  for (const auto& [name, basis] : result.phase_points.front().bases)
-    names.push_back(name);
-  for (const auto& file : request.points_from)
-    for (auto& p : read_points(file, request, names))
-      result.phase_points.push_back(std::move(p));
-  result.fit = fit_constants(result.phase_points);
-  const std::string device =
-      host.registry->create_backend(request.backend)->device_name();
-  const std::string date = calibration_date();
+/// The command that reproduces a sequence table, files by name only (the
+/// table goes into a repository).
+std::string sequence_command(const CalibrateRequest& request) {
   // Files by name only: the table goes into a repository.
   auto name_of = [](const std::string& path) {
     const std::string name =
@@ -456,7 +438,7 @@ CalibrateResult run_sequence(
   std::string sources;
   for (const auto& file : request.points_from)
     sources += " --points-from " + name_of(file);
-  result.command = fmt::format(
+  return fmt::format(
       "molddiag calibrate --family {} --op {}{} {}{}{} --sizes {} --tokens {} "
       "--dtype {} --steps {} --headroom {:g}{}",
       request.family, request.op,
@@ -468,8 +450,14 @@ CalibrateResult run_sequence(
       request.images_text.empty() ? "" : " --images " + request.images_text,
       request.sizes_text, request.tokens_text, request.dtypes_text,
       request.steps, request.headroom, sources);
-  std::string& block = result.block;
-  block = fmt::format("[{}.{}]\n", request.op, request.backend);
+}
+
+/// The TOML table of a sequence op's fit, with each point's measured and
+/// estimated bytes as comments.
+std::string sequence_table(const CalibrateRequest& request,
+                           const CalibrateResult& result,
+                           const std::string& device, const std::string& date) {
+  std::string block = fmt::format("[{}.{}]\n", request.op, request.backend);
   block +=
       fmt::format("# measured by: {} ({}, {})\n", result.command, device, date);
   block +=
@@ -511,9 +499,34 @@ CalibrateResult run_sequence(
                         date)
           : fmt::format("each phase's working peak ({}) ({})",
                         peak_meaning(request.backend), date));
+  return block;
+}
+
+/// text_encode, denoise: the pipeline's phase at each (size, words), the
+/// constants fitted to cover them, and the [op.cpu] table.
+CalibrateResult run_sequence(
+    const tools::Host& host, const CalibrateRequest& request,
+    const std::function<void(const PhasePoint&)>& on_point) {
+  CalibrateResult result;
+  PhaseCalibration calibration{
+      request.family,    request.op,    request.arch,   request.sizes,
+      request.tokens,    request.model, request.images, request.dtypes,
+      request.model_dir, request.steps, request.backend};
+  result.phase_points = measure_phase(host, calibration, on_point);
+  std::vector<std::string> names;
+  for (const auto& [name, basis] : result.phase_points.front().bases)
+    names.push_back(name);
+  for (const auto& file : request.points_from)
+    for (auto& p : read_points(file, request, names))
+      result.phase_points.push_back(std::move(p));
+  result.fit = fit_constants(result.phase_points);
+  const std::string device =
+      host.registry->create_backend(request.backend)->device_name();
+  result.command = sequence_command(request);
+  result.block = sequence_table(request, result, device, calibration_date());
   if (!request.write.empty())
     mold::replace_toml_table(request.write, request.op + "." + request.backend,
-                             block, "--write");
+                             result.block, "--write");
   return result;
 }
 
@@ -618,22 +631,15 @@ void print(const CalibrateRequest& request, const CalibrateResult& result) {
     std::cout << fmt::format("\nwritten to {}\n", request.write);
 }
 
-}  // namespace
-
-int calibrate_command(const std::vector<std::string>& args) {
-  const auto parsed = parse_calibrate_options(args);
-  if (parsed.help) {
-    std::cout << *parsed.help;
-    return tools::kOk;
-  }
-  const CalibrateRequest& request = parsed.request;
-  // The fit subtracts the threads' scratch from each peak: with a kernel
-  // whose scratch is modelled exactly, so that the table holds elsewhere.
-  // (On an AMX host: brgemm avx512_core_bf16; the estimates name the kernel.)
+/// The fit subtracts the threads' scratch from each peak: with a kernel whose
+/// scratch is modelled exactly, so that the table holds elsewhere (on an AMX
+/// host: brgemm avx512_core_bf16; the estimates name the kernel). Refuses a
+/// bfloat16 run where this CPU's kernel is only bounded. (Runs made here: a
+/// table from a history, or a VAE's, subtracts none.)
+void choose_exactly_modelled_kernel(const CalibrateRequest& request) {
   const auto kernel = mold::use_exactly_modelled_kernel();
   const bool bfloat16 = std::find(request.dtypes.begin(), request.dtypes.end(),
                                   "bfloat16") != request.dtypes.end();
-  // (Runs made here: a table from a history, or a VAE's, subtracts none.)
   if (request.from_history.empty() && is_sequence_op(request.op) &&
       request.backend == "cpu" && bfloat16 &&
       !mold::scratch_modelled_exactly(kernel))
@@ -643,29 +649,35 @@ int calibrate_command(const std::vector<std::string>& args) {
         "that scratch would not hold on other CPUs: calibrate float32 here, "
         "or bfloat16 on a CPU with AVX-512 and ONEDNN_MAX_CPU_ISA unset",
         mold::to_string(kernel)));
-  const tools::Host host = tools::open_host(request.host);
-  if (is_sequence_op(request.op) && request.op != mold::ops::kTextEncode &&
-      request.op != mold::ops::kDenoise) {
-    // A plugin's own per-token op: one its estimators know.
-    std::vector<std::string> own;
-    bool known = false;
-    for (const auto& key : host.registry->estimator_keys()) {
-      if (key.family != request.family) continue;
-      if (key.op == request.op) known = true;
-      if (key.op != mold::ops::kTextEncode && key.op != mold::ops::kDenoise &&
-          key.op != mold::ops::kVaeDecode && key.op != mold::ops::kVaeEncode &&
-          std::find(own.begin(), own.end(), key.op) == own.end())
-        own.push_back(key.op);
-    }
-    if (!known) {
-      std::string extra;
-      for (const auto& op : own) extra += ", or " + request.family + "'s " + op;
-      throw tools::UsageError(
-          fmt::format("--op {}: give vae_decode, vae_encode, text_encode or "
-                      "denoise{}",
-                      request.op, extra));
-    }
+}
+
+/// A plugin's own per-token op (not text_encode or denoise) must be one its
+/// estimators know; UsageError listing the family's ops otherwise.
+void check_plugin_op(const tools::Host& host, const CalibrateRequest& request) {
+  if (!is_sequence_op(request.op) || request.op == mold::ops::kTextEncode ||
+      request.op == mold::ops::kDenoise)
+    return;
+  std::vector<std::string> own;
+  bool known = false;
+  for (const auto& key : host.registry->estimator_keys()) {
+    if (key.family != request.family) continue;
+    if (key.op == request.op) known = true;
+    if (key.op != mold::ops::kTextEncode && key.op != mold::ops::kDenoise &&
+        key.op != mold::ops::kVaeDecode && key.op != mold::ops::kVaeEncode &&
+        std::find(own.begin(), own.end(), key.op) == own.end())
+      own.push_back(key.op);
   }
+  if (known) return;
+  std::string extra;
+  for (const auto& op : own) extra += ", or " + request.family + "'s " + op;
+  throw tools::UsageError(fmt::format(
+      "--op {}: give vae_decode, vae_encode, text_encode or denoise{}",
+      request.op, extra));
+}
+
+/// What a failed run's message says: the device, and what to make smaller.
+FailureContext failure_context(const tools::Host& host,
+                               const CalibrateRequest& request) {
   FailureContext failure;
   failure.registry = host.registry.get();
   failure.verbose = request.verbose;
@@ -676,26 +688,46 @@ int calibrate_command(const std::vector<std::string>& args) {
       is_sequence_op(request.op)
           ? "smaller --sizes or --tokens: each point is one whole run"
           : "smaller --sizes: each size is measured as one whole run");
+  return failure;
+}
+
+void print_history_calibration(const CalibrateRequest& request,
+                               const HistoryCalibration& learned) {
+  if (request.json) {
+    CalibrateResult result;
+    result.phase_points = learned.points;
+    result.fit = learned.fit;
+    result.command = learned.command;
+    nlohmann::json out = to_json(request, result);
+    out["backend"] = learned.backend;
+    out["device"] = learned.device;
+    out["runs"] = learned.runs;
+    tools::print_json(std::cout, out);
+    return;
+  }
+  std::cout << fmt::format("{} runs of {} shapes on {} ({})\n\n", learned.runs,
+                           learned.points.size(), learned.device,
+                           learned.backend)
+            << learned.block;
+  if (!request.write.empty())
+    std::cout << fmt::format("\nwritten to {}\n", request.write);
+}
+
+}  // namespace
+
+int calibrate_command(const std::vector<std::string>& args) {
+  const auto parsed = parse_calibrate_options(args);
+  if (parsed.help) {
+    std::cout << *parsed.help;
+    return tools::kOk;
+  }
+  const CalibrateRequest& request = parsed.request;
+  choose_exactly_modelled_kernel(request);
+  const tools::Host host = tools::open_host(request.host);
+  check_plugin_op(host, request);
+  FailureContext failure = failure_context(host, request);
   if (!request.from_history.empty()) {
-    const HistoryCalibration learned = calibrate_from_history(request);
-    if (request.json) {
-      CalibrateResult result;
-      result.phase_points = learned.points;
-      result.fit = learned.fit;
-      result.command = learned.command;
-      nlohmann::json out = to_json(request, result);
-      out["backend"] = learned.backend;
-      out["device"] = learned.device;
-      out["runs"] = learned.runs;
-      tools::print_json(std::cout, out);
-    } else {
-      std::cout << fmt::format("{} runs of {} shapes on {} ({})\n\n",
-                               learned.runs, learned.points.size(),
-                               learned.device, learned.backend)
-                << learned.block;
-      if (!request.write.empty())
-        std::cout << fmt::format("\nwritten to {}\n", request.write);
-    }
+    print_history_calibration(request, calibrate_from_history(request));
     return tools::kOk;
   }
   CalibrateResult result;

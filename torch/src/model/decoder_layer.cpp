@@ -27,6 +27,44 @@ at::Tensor project(const at::Tensor& x, const LayerWeights& weights,
 
 }  // namespace
 
+std::vector<std::pair<std::string, std::vector<int64_t>>>
+decoder_layer_parameters(const DecoderLayerConfig& c) {
+  const int64_t hidden = c.hidden_size, mid = c.intermediate_size;
+  const int64_t q_out = c.heads * c.head_dim, kv_out = c.kv_heads * c.head_dim;
+  std::vector<std::pair<std::string, std::vector<int64_t>>> out = {
+      {"input_layernorm.weight", {hidden}},
+      {"post_attention_layernorm.weight", {hidden}}};
+  const auto projection = [&](const std::string& name,
+                              std::vector<int64_t> shape, bool bias) {
+    out.emplace_back(name + ".weight", shape);
+    if (bias) out.emplace_back(name + ".bias", std::vector<int64_t>{shape[0]});
+  };
+  projection("self_attn.q_proj", {q_out, hidden}, c.qkv_bias);
+  projection("self_attn.k_proj", {kv_out, hidden}, c.qkv_bias);
+  projection("self_attn.v_proj", {kv_out, hidden}, c.qkv_bias);
+  projection("self_attn.o_proj", {hidden, q_out}, c.output_bias);
+  if (c.query_norm) {
+    out.emplace_back("self_attn.q_norm.weight",
+                     std::vector<int64_t>{c.head_dim});
+    out.emplace_back("self_attn.k_norm.weight",
+                     std::vector<int64_t>{c.head_dim});
+  }
+  projection("mlp.gate_proj", {mid, hidden}, false);
+  projection("mlp.up_proj", {mid, hidden}, false);
+  projection("mlp.down_proj", {hidden, mid}, false);
+  return out;
+}
+
+at::Tensor causal_padding_blocked(const at::Tensor& attention_mask,
+                                  c10::Device device) {
+  const int64_t b = attention_mask.size(0), len = attention_mask.size(1);
+  const at::Tensor future =
+      at::ones({len, len}, at::TensorOptions().dtype(at::kBool).device(device))
+          .triu(1);
+  const at::Tensor padding = attention_mask.to(device).eq(0);
+  return future.view({1, 1, 1, len, len}) | padding.view({b, 1, 1, 1, len});
+}
+
 at::Tensor decoder_layer(const at::Tensor& x, const DecoderLayerConfig& c,
                          const LayerWeights& weights, const at::Tensor& cos,
                          const at::Tensor& sin, const at::Tensor& blocked) {

@@ -49,4 +49,24 @@ void TextEncoder::check_attention_mask(const at::Tensor& ids,
                     c10::toString(mask.scalar_type())));
 }
 
+void TextEncoder::declare_decoder_layers(const std::string& prefix,
+                                         int64_t count,
+                                         const DecoderLayerConfig& config) {
+  const auto parameters = decoder_layer_parameters(config);
+  for (int64_t i = 0; i < count; ++i)
+    for (const auto& [name, shape] : parameters)
+      add(fmt::format("{}{}.{}", prefix, i, name), shape);
+}
+
+at::Tensor TextEncoder::run_decoder_layers(
+    at::Tensor x, const std::string& prefix, int64_t count,
+    const DecoderLayerConfig& config, const at::Tensor& cos,
+    const at::Tensor& sin, const at::Tensor& attention_mask) const {
+  const at::Tensor blocked = causal_padding_blocked(attention_mask, x.device());
+  for (int64_t i = 0; i < count; ++i)
+    x = decoder_layer(x, config, weights_under(fmt::format("{}{}.", prefix, i)),
+                      cos, sin, blocked);
+  return x;
+}
+
 }  // namespace mold

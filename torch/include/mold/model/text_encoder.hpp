@@ -4,7 +4,9 @@
 #include <ATen/ATen.h>
 
 #include <cstdint>
+#include <string>
 
+#include "mold/model/decoder_layer.hpp"
 #include "mold/model/module.hpp"
 
 namespace mold {
@@ -34,6 +36,18 @@ class TextEncoder : public Module {
   /// attention_mask defined, of input_ids' shape, bool or integer.
   static void check_attention_mask(const at::Tensor& input_ids,
                                    const at::Tensor& attention_mask);
+
+  /// The model loop the decoder-only encoders share: `count` layers, the
+  /// i-th's parameters under `prefix` + "i." (e.g. "model.layers.").
+  void declare_decoder_layers(const std::string& prefix, int64_t count,
+                              const DecoderLayerConfig& config);
+  /// x (B, L, hidden) through the first `count` of them: later tokens and
+  /// padding (`attention_mask` (B, L) zero) never attended to; cos and sin
+  /// as decoder_layer takes them.
+  at::Tensor run_decoder_layers(at::Tensor x, const std::string& prefix,
+                                int64_t count, const DecoderLayerConfig& config,
+                                const at::Tensor& cos, const at::Tensor& sin,
+                                const at::Tensor& attention_mask) const;
 };
 
 }  // namespace mold
