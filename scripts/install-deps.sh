@@ -20,6 +20,10 @@ packages=(
   nginx     # tests: two mold serve behind a real load balancer
   wrk       # bench: /health and /metrics requests per second
 )
+# tests: OpenAI's own Node client (npm "openai") against mold serve. Debian's Node.js
+# and npm, unless a Node.js with npm is already installed (NodeSource's conflicts with
+# Debian's npm package).
+command -v npm >/dev/null || packages+=(nodejs npm)
 
 missing=()
 for p in "${packages[@]}"; do

@@ -5,8 +5,8 @@
 
 namespace mold::net {
 
-int status_of(std::string_view code) {
-  static const std::array<std::pair<std::string_view, int>, 19> table = {{
+const std::vector<CodeStatus>& code_statuses() {
+  static const std::vector<CodeStatus> table = {
       {codes::kBadRequest, 400},
       {codes::kInvalidJson, 400},
       {codes::kUnauthorized, 401},
@@ -26,8 +26,12 @@ int status_of(std::string_view code) {
       {codes::kTooManyConnections, 503},
       {codes::kServerBusy, 503},
       {codes::kShuttingDown, 503},
-  }};
-  for (const auto& [name, status] : table)
+  };
+  return table;
+}
+
+int status_of(std::string_view code) {
+  for (const auto& [name, status] : code_statuses())
     if (name == code) return status;
   return 500;
 }

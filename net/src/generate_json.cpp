@@ -28,6 +28,7 @@ std::string shown(const Json& v) {
 
 void read_generate_fields(const Json& body, GenerateSettings& settings,
                           std::size_t max_text_bytes) {
+  settings.naming = FieldNaming::json;
   for (const GenerateField& field : generate_fields()) {
     const auto it = body.find(std::string(field.name));
     if (it == body.end()) {
@@ -93,7 +94,7 @@ void read_generate_fields(const Json& body, GenerateSettings& settings,
     }
     }
   }
-  check_generate_settings(settings, json_label);
+  check_generate_settings(settings);
 }
 
 Json generate_fields_json(const GenerateSettings& settings, int image) {

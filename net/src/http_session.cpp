@@ -10,7 +10,9 @@
 #include <boost/beast/core.hpp>
 #include <boost/beast/http.hpp>
 #include <deque>
+#include <functional>
 #include <mold/base/error.hpp>
+#include <mold/base/free_heap.hpp>
 #include <mutex>
 #include <optional>
 #include <utility>
@@ -43,6 +45,40 @@ std::string header_safe(std::string value) {
     if (c == '\r' || c == '\n' || c == '\0') c = ' ';
   return value;
 }
+
+/// Whether a connection has closed, shared with its channels (which outlive
+/// it), and what to call when it does.
+struct CloseWatch {
+  std::atomic<bool> closed{false};
+  std::mutex mutex;
+  std::function<void()> gone;
+
+  void watch(std::function<void()> callback) {
+    {
+      std::lock_guard<std::mutex> lock(mutex);
+      if (!closed.load()) {
+        gone = std::move(callback);
+        return;
+      }
+    }
+    if (callback) callback();
+  }
+  void close() {
+    std::function<void()> callback;
+    {
+      std::lock_guard<std::mutex> lock(mutex);
+      closed.store(true);
+      callback = std::move(gone);
+      gone = nullptr;
+    }
+    if (!callback) return;
+    try {
+      callback();
+    } catch (...) {
+      // A route's hook must not take the I/O thread down.
+    }
+  }
+};
 
 /// One connection: reads a request, lets the handler answer through a
 /// channel, writes the answer (queued, one write at a time), then reads the
@@ -144,10 +180,8 @@ class Session final : public HttpSession,
       self->enqueue(self->http10_ ? std::string() : "0\r\n\r\n");
     });
   }
-  bool is_open() const { return !closed_flag_->load(); }
-  std::shared_ptr<std::atomic<bool>> closed_flag() const {
-    return closed_flag_;
-  }
+  bool is_open() const { return !closed_flag_->closed.load(); }
+  std::shared_ptr<CloseWatch> closed_flag() const { return closed_flag_; }
   std::uint64_t request_no() const { return request_no_; }
 
  private:
@@ -319,10 +353,17 @@ class Session final : public HttpSession,
     ++request_no_;
 
     auto channel = std::make_shared<Channel>(shared_from_this(), request_no_);
+    // When the handler returns, the body and what was parsed from it are
+    // freed: a large one's heap pages go back, so that many large bodies do
+    // not leave the server's resident set higher.
     struct Release {
       Session& session;
-      ~Release() { session.release_body(); }
-    } release{*this};
+      bool large;
+      ~Release() {
+        session.release_body();
+        if (large) give_back_free_heap();
+      }
+    } release{*this, request.body.size() >= kLargeBody};
     watch_peer();
     try {
       server_->handler(std::move(request), channel);
@@ -427,6 +468,9 @@ class Session final : public HttpSession,
   /// arrive meanwhile (a pipelined request) are kept for the next read, up
   /// to kMaxReadAhead.
   static constexpr std::size_t kMaxReadAhead = 64 << 10;
+  /// A body from this size on has the heap's free pages given back after
+  /// its handler (give_back_free_heap).
+  static constexpr std::size_t kLargeBody = 1 << 20;
   void watch_peer() {
     if (watching_ || closed_ || buffer_.size() >= kMaxReadAhead) return;
     watching_ = true;
@@ -489,7 +533,7 @@ class Session final : public HttpSession,
     if (closed_) return;
     closed_ = true;
     release_body();
-    closed_flag_->store(true);
+    closed_flag_->close();
     read_timer_.cancel();
     if (streaming_ && log_.error.empty()) log_.error = "client disconnected";
     if (answered_ || log_.status) finish_log();
@@ -522,12 +566,15 @@ class Session final : public HttpSession,
     void end_stream() override {
       if (auto s = session_.lock()) s->channel_end(request_);
     }
-    bool open() const override { return !closed_->load(); }
+    bool open() const override { return !closed_->closed.load(); }
+    void on_close(std::function<void()> gone) override {
+      closed_->watch(std::move(gone));
+    }
 
    private:
     std::weak_ptr<Session> session_;
     std::uint64_t request_;
-    std::shared_ptr<std::atomic<bool>> closed_;
+    std::shared_ptr<CloseWatch> closed_;
   };
 
   beast::tcp_stream stream_;
@@ -548,8 +595,7 @@ class Session final : public HttpSession,
   Next after_watch_ = Next::nothing;  ///< what follows the watch's end
   bool head_only_ = false;
   bool closed_ = false;
-  std::shared_ptr<std::atomic<bool>> closed_flag_ =
-      std::make_shared<std::atomic<bool>>(false);
+  std::shared_ptr<CloseWatch> closed_flag_ = std::make_shared<CloseWatch>();
   std::uint64_t request_no_ = 0;
   std::uint64_t logged_for_ = 0;
   std::string request_id_;

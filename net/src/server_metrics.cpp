@@ -58,6 +58,14 @@ struct ServerMetrics::State {
           .Name("mold_rejections_total")
           .Help("Requests refused before running, by error code")
           .Register(*registry);
+  p::Family<p::Counter>& client_gone =
+      p::BuildCounter()
+          .Name("mold_client_gone_total")
+          .Help(
+              "Generation jobs whose client went away, by when: queued (its "
+              "slot freed at once) or running (stopped at its next phase or "
+              "step)")
+          .Register(*registry);
   p::Family<p::Counter>& parks =
       p::BuildCounter()
           .Name("mold_cache_parks_total")
@@ -155,19 +163,26 @@ void ServerMetrics::count_oom(std::string_view backend) {
 void ServerMetrics::count_rejection(std::string_view code) {
   state_->rejections.Add({{"code", std::string(code)}}).Increment();
 }
+void ServerMetrics::count_client_gone(std::string_view when) {
+  state_->client_gone.Add({{"when", std::string(when)}}).Increment();
+}
 void ServerMetrics::count_park(std::string_view component) {
   state_->parks.Add({{"component", std::string(component)}}).Increment();
 }
 void ServerMetrics::count_load(std::string_view component) {
-  state_->loads.Add({{"component", std::string(component)}}).Increment();
+  const p::Labels labels = {{"component", std::string(component)}};
+  state_->loads.Add(labels).Increment();
+  state_->parks.Add(labels);  // at 0 from its first load: rate() sees a park
 }
 
 void ServerMetrics::export_zeros(std::string_view backend) {
   state_->ooms.Add({{"backend", std::string(backend)}});
   for (const char* code : {"QUEUE_FULL", "INSUFFICIENT_MEMORY", "NEVER_FITS"})
     state_->rejections.Add({{"code", code}});
-  for (const char* outcome : {"ok", "oom", "error", "rejected"})
+  for (const char* outcome : {"ok", "oom", "error", "rejected", "cancelled"})
     state_->generations.Add({{"outcome", outcome}});
+  for (const char* when : {"queued", "running"})
+    state_->client_gone.Add({{"when", when}});
 }
 
 void ServerMetrics::set_queue(std::size_t depth, std::size_t capacity,

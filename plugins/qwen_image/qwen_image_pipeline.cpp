@@ -15,6 +15,7 @@
 #include <mold/model/tokenizer.hpp>
 #include <mold/model/vae.hpp>
 #include <mold/plan/family_limits.hpp>
+#include <mold/plan/field_naming.hpp>
 #include <mold/runtime/diffusion_pipeline.hpp>
 #include <mold/runtime/encoding_memo.hpp>
 #include <mold/runtime/module_component.hpp>
@@ -143,25 +144,26 @@ class QwenImagePipeline final : public mold::DiffusionPipeline {
   mold::GenerateRequest resolve(
       const mold::GenerateRequest& request) const override {
     mold::GenerateRequest r = request;
+    const std::string images = mold::field_label("images", r.naming);
     if (edit_ && r.images.empty())
-      throw mold::InvalidArgument(
-          fmt::format("{} edits images: give at least one with --image FILE",
-                      options_.model));
+      throw mold::InvalidArgument(fmt::format(
+          "{}: {} edits images: give at least one", images, options_.model));
     if (!edit_ && !r.images.empty())
       throw mold::InvalidArgument(
-          fmt::format("{} makes images from text and takes no --image; use "
-                      "qwen-image-edit-2511 to edit one",
-                      options_.model));
+          fmt::format("{}: {} makes images from text and takes no source "
+                      "image; use qwen-image-edit-2511 to edit one",
+                      images, options_.model));
     if (r.images.size() > std::size_t(kMaxSourceImages))
       throw mold::InvalidArgument(
-          fmt::format("{} --image files: {} takes at most {}", r.images.size(),
-                      options_.model, kMaxSourceImages));
+          fmt::format("{}: {} source images; {} takes at most {}", images,
+                      r.images.size(), options_.model, kMaxSourceImages));
     for (std::size_t i = 0; i < r.images.size(); ++i) {
       const at::Tensor& image = r.images[i];
       if (!image.defined() || image.dim() != 3 || image.size(0) != 3 ||
           image.scalar_type() != at::kByte)
-        throw mold::InvalidArgument(
-            fmt::format("source image {} is not 8-bit RGB (3 x H x W)", i + 1));
+        throw mold::InvalidArgument(fmt::format(
+            "{}: not 8-bit RGB (3 x H x W)",
+            mold::field_label(fmt::format("images[{}]", i), r.naming)));
     }
     // An edit's size follows its last image at the VAE's area
     // (calculate_dimensions, then multiples of 16); text-to-image's is
@@ -179,12 +181,14 @@ class QwenImagePipeline final : public mold::DiffusionPipeline {
       if (derived && (width < kSizeMultiple || height < kSizeMultiple ||
                       width > kMaxRequestSide || height > kMaxRequestSide))
         throw mold::InvalidArgument(fmt::format(
-            "source image {} is {}x{}: an edit's size follows its last image "
-            "at the same area, here {}x{}, outside Qwen-Image's {} to {} "
-            "pixels a side; give --width and --height, or an image closer to "
-            "square",
-            r.images.size(), last.size(2), last.size(1), size.width,
-            size.height, kSizeMultiple, kMaxRequestSide));
+            "{} is {}x{}: an edit's size follows its last image at the same "
+            "area, here {}x{}, outside Qwen-Image's {} to {} pixels a side; "
+            "give {} and {}, or an image closer to square",
+            mold::field_label(fmt::format("images[{}]", r.images.size() - 1),
+                              r.naming),
+            last.size(2), last.size(1), size.width, size.height, kSizeMultiple,
+            kMaxRequestSide, mold::field_label("width", r.naming),
+            mold::field_label("height", r.naming)));
     }
     if (r.width == 0) r.width = width;
     if (r.height == 0) r.height = height;

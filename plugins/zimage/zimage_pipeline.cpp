@@ -15,6 +15,7 @@
 #include <mold/model/tokenizer.hpp>
 #include <mold/model/vae.hpp>
 #include <mold/plan/family_limits.hpp>
+#include <mold/plan/field_naming.hpp>
 #include <mold/runtime/diffusion_pipeline.hpp>
 #include <mold/runtime/encoding_memo.hpp>
 #include <mold/runtime/module_component.hpp>
@@ -100,9 +101,9 @@ class ZImagePipeline final : public mold::DiffusionPipeline {
     mold::GenerateRequest r = request;
     if (!r.images.empty())
       throw mold::InvalidArgument(fmt::format(
-          "{} makes images from text and takes no source image (--image, "
-          "\"images\"); use qwen-image-edit-2511 to edit one",
-          options_.model));
+          "{}: {} makes images from text and takes no source image; use "
+          "qwen-image-edit-2511 to edit one",
+          mold::field_label("images", r.naming), options_.model));
     const int default_size = arch_ == mold::archs::kTiny ? 256 : 1024;
     if (r.width == 0) r.width = default_size;
     if (r.height == 0) r.height = default_size;

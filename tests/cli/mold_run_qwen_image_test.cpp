@@ -181,7 +181,8 @@ TEST_CASE("mold run: --image failures name the file and what to do",
   TempDir out;
   auto r = run_mold(edit_args(out, {}));
   CHECK(r.exit_code != 0);
-  CHECK_THAT(r.err, Catch::Contains("give at least one with --image"));
+  CHECK_THAT(r.err, Catch::Contains("--image: ") &&
+                        Catch::Contains("edits images: give at least one"));
 
   r = run_mold(edit_args(out, {out.path() + "/missing.png"}));
   CHECK(r.exit_code != 0);
@@ -207,14 +208,15 @@ TEST_CASE("mold run: --image failures name the file and what to do",
                 mold::test::write_source_png(out.path(), "y.png", 32, 32),
                 "--output", out.path()});
   CHECK(r.exit_code != 0);
-  CHECK_THAT(r.err, Catch::Contains("takes no --image"));
+  CHECK_THAT(r.err, Catch::Contains("--image: qwen-image makes images from "
+                                    "text and takes no source image"));
 
   // A size the user did not give follows the image: the image is named,
   // not a --height that was never passed.
   r = run_mold(edit_args(
       out, {mold::test::write_source_png(out.path(), "wide.png", 20000, 1)}));
   CHECK(r.exit_code == 2);  // a usage error: the fix is --width/--height
-  CHECK_THAT(r.err, Catch::Contains("source image 1 is 20000x1") &&
+  CHECK_THAT(r.err, Catch::Contains("--image #1 is 20000x1") &&
                         Catch::Contains("give --width and --height") &&
                         !Catch::Contains("--height 36192"));
 

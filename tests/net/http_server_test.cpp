@@ -61,6 +61,9 @@ struct TestServer {
   std::shared_ptr<std::shared_ptr<ResponseChannel>> held =
       std::make_shared<std::shared_ptr<ResponseChannel>>();
   std::shared_ptr<std::mutex> held_mutex = std::make_shared<std::mutex>();
+  /// How often a /held request's on_close hook was called.
+  std::shared_ptr<std::atomic<int>> held_gone =
+      std::make_shared<std::atomic<int>>(0);
   std::unique_ptr<HttpServer> server;
 
   explicit TestServer(ServerOptions options = {}) {
@@ -70,10 +73,12 @@ struct TestServer {
       logs.push_back(e);
     };
     server = std::make_unique<HttpServer>(
-        options, [gate = gate, held = held, held_mutex = held_mutex](
-                     HttpRequest r, std::shared_ptr<ResponseChannel> c) {
+        options, [gate = gate, held = held, held_mutex = held_mutex,
+                  held_gone = held_gone](HttpRequest r,
+                                         std::shared_ptr<ResponseChannel> c) {
           if (r.path == "/throw") throw std::runtime_error("planted");
           if (r.path == "/held") {
+            c->on_close([held_gone] { ++*held_gone; });
             std::lock_guard<std::mutex> lock(*held_mutex);
             *held = c;
             return;
@@ -317,6 +322,13 @@ TEST_CASE("a client that closes while its answer is pending is gone",
       },
       "the held request's channel to say its client went away");
   CHECK_FALSE(channel->open());
+  // The hook was told once, at the close; one set after it is called at once.
+  wait_until([&] { return s.held_gone->load() == 1; },
+             "the held request's on_close hook");
+  bool late = false;
+  channel->on_close([&late] { late = true; });
+  CHECK(late);
+  CHECK(s.held_gone->load() == 1);
   // An answer to it now goes nowhere, and the server goes on.
   channel->send(HttpResponse());
   CHECK(status_of_response(raw_exchange(s.port(), get("/echo"))) == 200);

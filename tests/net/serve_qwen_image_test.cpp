@@ -95,7 +95,10 @@ TEST_CASE(
   const auto no_images =
       client.request("POST", "/api/generate", none.dump(), "application/json");
   CHECK(no_images.status == 422);
-  CHECK_THAT(no_images.body, Catch::Contains("--image"));
+  // In the client's words: the JSON field, not mold run's flag.
+  CHECK_THAT(no_images.body, Catch::Contains("\"images: ") &&
+                                 Catch::Contains("edits images") &&
+                                 !Catch::Contains("--image"));
   CHECK(client.request("GET", "/health").status == 200);
 }
 

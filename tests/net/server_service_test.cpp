@@ -6,6 +6,7 @@
 #include <catch2/catch.hpp>
 #include <chrono>
 #include <condition_variable>
+#include <functional>
 #include <future>
 #include <limits>
 #include <memory>
@@ -202,6 +203,9 @@ struct FakeService {
     gate = &g;
     steps_run = 0;
   }
+  // A test that stopped early (a failed REQUIRE) must not leave the worker
+  // waiting on the gate: the service's destructor joins it.
+  ~FakeService() { g.let_go(); }
 };
 
 std::string header(const ApiFailure& f, const std::string& name) {
@@ -265,6 +269,48 @@ TEST_CASE("server in-process: drain finishes the running job, refuses new ones",
   CHECK_FALSE(running.get());
 }
 
+TEST_CASE("job queue: one request's jobs are queued together or not at all",
+          "[net][server]") {
+  JobGate g;
+  JobQueue queue(2, nullptr);
+  std::thread worker([&] { queue.run_worker(); });
+  std::vector<int> ran;
+  std::mutex ran_mutex;
+  const auto jobs = [&](int first, int count) {
+    std::vector<JobQueue::Job> all(count);
+    for (int i = 0; i < count; ++i)
+      all[i].run = [&, n = first + i] {
+        if (n == 0) g.enter();
+        std::lock_guard<std::mutex> lock(ran_mutex);
+        ran.push_back(n);
+      };
+    return all;
+  };
+  // More than one and the queue's capacity: never, whatever waits.
+  const auto never = queue.submit_all(jobs(0, 4));
+  REQUIRE(never);
+  CHECK(never->code == "VALIDATION_ERROR");
+  CHECK_THAT(never->message, Catch::Contains("4 images at once need a queue "
+                                             "of 3") &&
+                                 Catch::Contains("holds 2"));
+  // One runs; two of three would not fit behind it: none is queued.
+  REQUIRE_FALSE(queue.submit_all(jobs(0, 1)));
+  g.wait_started(1);
+  const auto full = queue.submit_all(jobs(10, 3));
+  REQUIRE(full);
+  CHECK(full->code == "QUEUE_FULL");
+  CHECK_THAT(full->message, Catch::Contains("for 3 images at once"));
+  CHECK(queue.snapshot().depth == 0);
+  // Two fit, in order.
+  REQUIRE_FALSE(queue.submit_all(jobs(20, 2)));
+  CHECK(queue.snapshot().depth == 2);
+  g.let_go();
+  CHECK(queue.drain(std::chrono::seconds(30)));
+  queue.stop();
+  worker.join();
+  CHECK(ran == std::vector<int>{0, 20, 21});
+}
+
 TEST_CASE("job queue: stop answers the jobs still waiting SHUTTING_DOWN",
           "[net][server]") {
   JobGate g;
@@ -310,6 +356,56 @@ TEST_CASE("server in-process: a job whose client left is not run",
 }
 
 TEST_CASE(
+    "server in-process: a queued job whose client leaves frees its slot at "
+    "once",
+    "[net][server]") {
+  FakeService fake(1);
+  JobGate& g = fake.g;
+  GenerationService& service = fake.service;
+  auto running = submit(service, "wait");
+  g.wait_started(1);
+  // The second waits in the queue's one slot; the transport is given what to
+  // call when its client leaves.
+  std::function<void()> gone;
+  JobCallbacks callbacks;
+  bool answered = false;
+  callbacks.on_done = [&answered](std::optional<GeneratedPng>,
+                                  std::optional<ApiFailure>) {
+    answered = true;
+  };
+  callbacks.wanted = [] { return true; };
+  callbacks.watch_gone = [&gone](std::function<void()> f) {
+    gone = std::move(f);
+  };
+  REQUIRE_FALSE(service.submit(request("wait"), "id-left", "localhost",
+                               std::move(callbacks)));
+  REQUIRE(gone);
+  std::optional<ApiFailure> refused;
+  submit(service, "ok", std::make_shared<Answer>(), nullptr, &refused);
+  REQUIRE(refused);
+  CHECK(refused->code == "QUEUE_FULL");
+  // Its client leaves while the first still runs: the slot is free now.
+  gone();
+  CHECK(service.status()["queue"]["depth"] == 0);
+  auto waiting = std::make_shared<Answer>();
+  refused.reset();
+  auto third = submit(service, "ok", waiting, nullptr, &refused);
+  CHECK_FALSE(refused);
+  CHECK(waiting->positions == std::vector<int>{1});
+  gone();  // a second close changes nothing
+  const std::string metrics = fake.metrics.serialize();
+  CHECK_THAT(metrics,
+             Catch::Contains("mold_client_gone_total{when=\"queued\"} 1"));
+  CHECK_THAT(metrics, Catch::Contains(
+                          "mold_generations_total{outcome=\"cancelled\"} 1"));
+  g.let_go();
+  CHECK_FALSE(running.get());
+  CHECK_FALSE(third.get());
+  CHECK_FALSE(answered);  // a withdrawn job is never answered: nobody listens
+  CHECK(g.started == 1);  // and never ran (it would have waited too)
+}
+
+TEST_CASE(
     "server in-process: a client that leaves stops its job at the next step",
     "[net][server]") {
   FakeService fake;
@@ -326,6 +422,8 @@ TEST_CASE(
   CHECK(failure->code == "BAD_REQUEST");
   CHECK_THAT(failure->message, Catch::Contains("the client went away"));
   CHECK(steps_run == 1);  // step 2 never ran
+  CHECK_THAT(fake.metrics.serialize(),
+             Catch::Contains("mold_client_gone_total{when=\"running\"} 1"));
   // The runner is the model's: the next job is not cancelled by the last.
   CHECK_FALSE(submit(service, "ok").get());
 }

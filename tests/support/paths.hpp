@@ -14,4 +14,6 @@ extern const char* const kLeakyProcess;  // a stand-in server (black-box driver)
 extern const char* const kPluginProbe;   // says whether plugins load libtorch
 extern const char* const kDataDir;       // tests/data in the source tree
 extern const char* const kDocsDir;       // docs/ in the source tree
+extern const char* const kOpenAiClientSource;   // tests/openai_client
+extern const char* const kOpenAiClientInstall;  // its npm ci, in the build
 }  // namespace mold::test

@@ -138,13 +138,25 @@ long long ServerProcess::rss() const {
   return resident * sysconf(_SC_PAGESIZE);
 }
 
-long long ServerProcess::peak_rss() const {
-  if (pid_ <= 0) return 0;
-  std::ifstream status("/proc/" + std::to_string(pid_) + "/status");
+namespace {
+// A "Key:   N kB" line of /proc/PID/status, in bytes; 0 when absent.
+long long status_bytes(pid_t pid, const std::string& key) {
+  if (pid <= 0) return 0;
+  std::ifstream status("/proc/" + std::to_string(pid) + "/status");
   std::string line;
   while (std::getline(status, line))
-    if (line.rfind("VmHWM:", 0) == 0) return std::stoll(line.substr(6)) * 1024;
+    if (line.rfind(key + ":", 0) == 0)
+      return std::stoll(line.substr(key.size() + 1)) * 1024;
   return 0;
+}
+}  // namespace
+
+long long ServerProcess::anonymous_rss() const {
+  return status_bytes(pid_, "RssAnon");
+}
+
+long long ServerProcess::peak_rss() const {
+  return status_bytes(pid_, "VmHWM");
 }
 
 std::string raw_exchange(int port, const std::string& bytes, int timeout_ms,

@@ -38,6 +38,10 @@ class ServerProcess {
   int stop(int seconds = 30);
   /// The resident set size of the server now (bytes; 0 when gone).
   long long rss() const;
+  /// Its anonymous resident memory (RssAnon: the heap and stacks, not the
+  /// shared libraries' pages, which come and go with the page cache; bytes;
+  /// 0 when gone).
+  long long anonymous_rss() const;
   /// The largest resident set it has had (VmHWM; bytes; 0 when gone).
   long long peak_rss() const;
 

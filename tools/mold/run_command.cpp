@@ -112,7 +112,7 @@ tools::Parsed<RunRequest> parse_run_options(
       r.component_files[component] = vm[flag].as<std::string>();
     }
   try {
-    mold::check_generate_settings(g, mold::flag_label);
+    mold::check_generate_settings(g);
   } catch (const mold::InvalidArgument& e) {
     throw tools::UsageError(e.what());
   }

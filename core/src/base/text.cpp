@@ -63,6 +63,15 @@ std::string escape_control(std::string_view text) {
   return out;
 }
 
+std::string shown_value(std::string_view text, std::size_t max_chars) {
+  std::size_t end = 0;
+  for (std::size_t chars = 0; end < text.size() && chars < max_chars; ++chars)
+    end += std::max<std::size_t>(utf8_sequence(text, end), 1);
+  if (end >= text.size()) return escape_control(text);
+  return fmt::format("{}... ({} bytes)", escape_control(text.substr(0, end)),
+                     text.size());
+}
+
 bool is_valid_utf8(std::string_view text) {
   for (std::size_t i = 0; i < text.size();) {
     const std::size_t length = utf8_sequence(text, i);

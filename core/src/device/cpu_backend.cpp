@@ -7,10 +7,6 @@
 #include <fmt/format.h>
 #include <sys/mman.h>
 
-#if defined(__GLIBC__)
-#  include <malloc.h>
-#endif
-
 #include <atomic>
 #include <cstdlib>
 #include <cstring>
@@ -18,6 +14,7 @@
 #include <limits>
 #include <string>
 
+#include "mold/base/free_heap.hpp"
 #include "mold/base/torch_compat.hpp"
 
 namespace mold {
@@ -188,11 +185,7 @@ std::string CpuBackend::device_name() const {
   return "host CPU";
 }
 
-void CpuBackend::empty_cache() {
-#if defined(__GLIBC__)
-  malloc_trim(0);
-#endif
-}
+void CpuBackend::empty_cache() { give_back_free_heap(); }
 
 MemoryStats CpuBackend::stats() const {
   auto& c = counters();

@@ -16,7 +16,7 @@ namespace {
 /// nothing to stretch when the last is still 1 (one step from pure noise).
 std::string terminal_problem(std::size_t steps) {
   return fmt::format(
-      "--steps {}: this model's schedule ends at shift_terminal, which needs "
+      "{} steps: this model's schedule ends at shift_terminal, which needs "
       "a last sigma below 1; give at least 2 steps",
       steps);
 }
@@ -118,7 +118,7 @@ FlowMatchSchedule flow_match_schedule(const FlowMatchConfig& c, int steps,
                                       std::optional<double> mu) {
   if (steps < 1 || steps > 1000)
     throw InvalidArgument(
-        fmt::format("--steps {} is out of range: give 1 to 1000 steps", steps));
+        fmt::format("{} steps is out of range: give 1 to 1000 steps", steps));
   if (c.use_dynamic_shifting && !mu)
     throw InvalidArgument(
         "the scheduler uses dynamic shifting: mu (from the image size) is "

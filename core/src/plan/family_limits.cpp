@@ -22,18 +22,20 @@ void check_family_limits(const GenerateSettings& resolved,
       throw InvalidArgument(fmt::format(
           "{} {}: {} makes images whose sides are multiples of {} from {} to "
           "{}; try {}",
-          flag_label(field), value, limits.family, multiple, multiple, high,
+          field_label(field.name, resolved.naming), value, limits.family,
+          multiple, multiple, high,
           std::clamp((value + multiple / 2) / multiple * multiple, multiple,
                      high)));
   }
   if (resolved.steps < limits.min_steps)
     throw InvalidArgument(
-        fmt::format("--steps {}: {} takes at least {} steps{}", resolved.steps,
+        fmt::format("{} {}: {} takes at least {} steps{}",
+                    field_label("steps", resolved.naming), resolved.steps,
                     limits.family, limits.min_steps,
                     limits.min_steps_reason.empty()
                         ? ""
                         : fmt::format(" ({})", limits.min_steps_reason)));
-  check_generate_settings(resolved, flag_label);
+  check_generate_settings(resolved);
 }
 
 }  // namespace mold

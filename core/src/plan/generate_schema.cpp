@@ -63,10 +63,6 @@ std::string generate_field_names() {
   return names;
 }
 
-std::string flag_label(const GenerateField& field) {
-  return "--" + std::string(field.flag);
-}
-
 const std::string* text_value(const GenerateSettings& settings,
                               const GenerateField& field) {
   if (const auto* text = std::get_if<std::string S::*>(&field.member))
@@ -89,12 +85,10 @@ void set_text(GenerateSettings& settings, const GenerateField& field,
         std::move(value);
 }
 
-std::string json_label(const GenerateField& field) {
-  return std::string(field.name);
-}
-
-void check_generate_settings(const GenerateSettings& settings,
-                             std::string (*label)(const GenerateField&)) {
+void check_generate_settings(const GenerateSettings& settings) {
+  const auto label = [&settings](const GenerateField& field) {
+    return field_label(field.name, settings.naming);
+  };
   for (const auto& field : generate_fields()) {
     if (field.kind == FieldKind::text) {
       const std::string* text = text_value(settings, field);

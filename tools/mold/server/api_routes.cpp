@@ -15,8 +15,11 @@
 #include <mold/runtime/event_json.hpp>
 #include <mutex>
 #include <random>
+#include <utility>
+#include <vector>
 
 #include "common/image_input.hpp"
+#include "openai_images.hpp"
 
 namespace mold_cli {
 
@@ -39,8 +42,11 @@ net::HttpResponse json_response(const Json& body, int status = 200) {
   return r;
 }
 
-net::HttpResponse failure_response(const ApiFailure& f) {
-  return net::error_response(f.code, f.message, f.oom, f.headers);
+net::HttpResponse failure_response(const ApiFailure& f,
+                                   Dialect dialect = Dialect::mold) {
+  return dialect == Dialect::openai
+             ? openai_error_response(f.code, f.message, f.oom, f.headers)
+             : net::error_response(f.code, f.message, f.oom, f.headers);
 }
 
 bool same_secret(const std::string& a, const std::string& b) {
@@ -62,7 +68,7 @@ Json parse_body(const net::HttpRequest& request, bool allow_empty) {
     throw Refused{codes::kUnsupportedMediaType,
                   fmt::format("the body must be JSON (Content-Type: "
                               "application/json); it was sent as \"{}\"",
-                              mold::escape_control(type))};
+                              mold::shown_value(type))};
   if (mold::json_nesting_depth(request.body) > 32)
     throw Refused{codes::kInvalidJson,
                   "the JSON body nests arrays or objects more than 32 deep"};
@@ -78,14 +84,15 @@ Json parse_body(const net::HttpRequest& request, bool allow_empty) {
   } catch (const Json::parse_error& e) {
     throw Refused{codes::kInvalidJson,
                   fmt::format("the body is not valid JSON (at byte {}): {}",
-                              e.byte, e.what())};
-  } catch (const Json::exception& e) {
-    // Valid syntax that JSON's numbers cannot hold (1e400).
+                              e.byte, mold::shown_value(e.what(), 160))};
+  } catch (const Json::exception&) {
+    // Valid syntax that a 64-bit float cannot hold (1e400): the parser's
+    // own text would quote the whole number back.
     throw Refused{
         codes::kValidationError,
-        fmt::format("{}: {}",
-                    key.empty() ? "the body" : mold::escape_control(key),
-                    e.what())};
+        fmt::format("{}: a number beyond what a 64-bit float holds (at most "
+                    "about 1.8e308 either way)",
+                    key.empty() ? "the body" : mold::shown_value(key))};
   }
 }
 
@@ -124,7 +131,7 @@ GenerationRequest parse_generation(const Json& body, std::size_t max_prompt) {
     if (!mold::find_generate_field(item.key()) &&
         std::find(request_fields.begin(), request_fields.end(), item.key()) ==
             request_fields.end())
-      invalid(mold::escape_control(item.key()),
+      invalid(mold::shown_value(item.key()),
               fmt::format("is not a field of a generate request ({}, {})",
                           mold::join_names(request_fields),
                           mold::generate_field_names()));
@@ -284,8 +291,18 @@ const std::vector<ApiRoutes::Route>& ApiRoutes::routes() {
       {"/api/generate", "POST", &ApiRoutes::generate_png, true},
       {"/api/generate/stream", "POST", &ApiRoutes::generate_stream, true},
       {"/metrics", "GET", &ApiRoutes::metrics, true},
+      {"/v1/images/generations", "POST", &ApiRoutes::openai_generate, true},
+      // The addresses of "url" answers: unguessable, kept an hour, no key.
+      {"/v1/images/file", "GET", &ApiRoutes::openai_image_file, false},
   };
   return table;
+}
+
+std::vector<std::string> ApiRoutes::route_names() {
+  std::vector<std::string> names;
+  for (const auto& route : routes())
+    names.push_back(std::string(route.method) + " " + route.path);
+  return names;
 }
 
 std::string ApiRoutes::route_of(const std::string& path) {
@@ -295,7 +312,7 @@ std::string ApiRoutes::route_of(const std::string& path) {
 }
 
 bool ApiRoutes::authorized(const net::HttpRequest& request,
-                           const Channel& channel) const {
+                           const Channel& channel, Dialect dialect) const {
   if (settings_.token.empty()) return true;
   std::string given = request.header("X-Api-Key");
   const std::string auth = request.header("Authorization");
@@ -304,44 +321,54 @@ bool ApiRoutes::authorized(const net::HttpRequest& request,
       mold::ascii_lower(auth.substr(0, 7)) == "bearer ")
     given = auth.substr(7);
   if (same_secret(given, settings_.token)) return true;
-  channel->send(net::error_response(
+  ApiFailure refused = api_failure(
       codes::kUnauthorized,
       given.empty() ? "this server needs an API key: send it as "
                       "\"Authorization: Bearer KEY\" or \"X-Api-Key: "
                       "KEY\" (mold run reads MOLD_API_KEY)"
-                    : "the API key is not this server's",
-      std::nullopt, {{"WWW-Authenticate", "Bearer"}}));
+                    : "the API key is not this server's");
+  refused.headers = {{"WWW-Authenticate", "Bearer"}};
+  channel->send(failure_response(refused, dialect));
   return false;
 }
 
 void ApiRoutes::handle(net::HttpRequest request, Channel channel) {
+  // The OpenAI-compatible routes answer errors in OpenAI's shape.
+  const Dialect dialect =
+      request.path.rfind("/v1/", 0) == 0 ? Dialect::openai : Dialect::mold;
+  const auto refuse =
+      [&](std::string_view code, std::string message,
+          std::vector<std::pair<std::string, std::string>> headers = {}) {
+        ApiFailure failure = api_failure(code, std::move(message));
+        failure.headers = std::move(headers);
+        channel->send(failure_response(failure, dialect));
+      };
   const Route* route = nullptr;
   for (const auto& r : routes())
     if (request.path == r.path) route = &r;
   if (!route) {
-    channel->send(net::error_response(
-        codes::kNotFound,
-        fmt::format("no route {} {}; the routes are in docs/http-api.md "
-                    "(GET /api/status, POST /api/generate, ...)",
-                    mold::escape_control(request.method),
-                    mold::escape_control(request.path))));
+    refuse(codes::kNotFound,
+           fmt::format("no route {} {}; the routes are in docs/http-api.md "
+                       "(GET /api/status, POST /api/generate, POST "
+                       "/v1/images/generations, ...)",
+                       mold::shown_value(request.method),
+                       mold::shown_value(request.path)));
     return;
   }
   const bool get_like = request.method == "GET" || request.method == "HEAD";
   if (std::string(route->method) == "GET" ? !get_like
                                           : request.method != route->method) {
-    channel->send(net::error_response(
-        codes::kMethodNotAllowed,
-        fmt::format("{} takes {}, not {}", route->path, route->method,
-                    mold::escape_control(request.method)),
-        std::nullopt, {{"Allow", route->method}}));
+    refuse(codes::kMethodNotAllowed,
+           fmt::format("{} takes {}, not {}", route->path, route->method,
+                       mold::shown_value(request.method)),
+           {{"Allow", route->method}});
     return;
   }
-  if (route->needs_key && !authorized(request, channel)) return;
+  if (route->needs_key && !authorized(request, channel, dialect)) return;
   try {
     (this->*route->handler)(request, channel);
   } catch (const Refused& refused) {
-    channel->send(net::error_response(refused.code, refused.message));
+    refuse(refused.code, refused.message);
   } catch (...) {
     mold::tools::FailureContext context;
     context.backend = service_.backend_name();
@@ -349,7 +376,7 @@ void ApiRoutes::handle(net::HttpRequest request, Channel channel) {
     ApiFailure failure = current_failure(context);
     if (failure.code == codes::kInferenceError)
       failure.code = std::string(codes::kInternalError);  // not a generation
-    channel->send(failure_response(failure));
+    channel->send(failure_response(failure, dialect));
   }
 }
 
@@ -395,7 +422,7 @@ void ApiRoutes::unload(const net::HttpRequest& request, Channel channel) {
     throw Refused{codes::kValidationError, "the body should be a JSON object"};
   for (const auto& item : body.items())
     if (item.key() != "model")
-      invalid(mold::escape_control(item.key()),
+      invalid(mold::shown_value(item.key()),
               "is not a field of an unload request (model)");
   const std::string model = string_field(body, "model", false, 256);
   service_.unload(model, [channel](std::optional<Json> done,
@@ -418,6 +445,9 @@ void ApiRoutes::generate(const net::HttpRequest& request, Channel channel,
   const std::string host = request.header("Host");
   JobCallbacks callbacks;
   callbacks.wanted = [channel] { return channel->open(); };
+  callbacks.watch_gone = [channel](std::function<void()> gone) {
+    channel->on_close(std::move(gone));
+  };
   const std::string id = request.request_id;
   if (stream) {
     auto events = std::make_shared<EventStream>();
@@ -480,6 +510,157 @@ void ApiRoutes::generate(const net::HttpRequest& request, Channel channel,
   if (auto refused =
           service_.submit(std::move(parsed), id, host, std::move(callbacks)))
     channel->send(failure_response(*refused));
+}
+
+namespace {
+
+/// The answers to one images request's jobs, gathered until all are done;
+/// the first failure answers at once and stops the rest.
+struct OpenAiBatch {
+  std::shared_ptr<net::ResponseChannel> channel;
+  std::mutex mutex;
+  std::vector<std::optional<GeneratedPng>> pngs;
+  std::size_t done = 0;
+  bool failed = false;
+
+  bool wanted() {
+    std::lock_guard<std::mutex> lock(mutex);
+    return !failed && channel->open();
+  }
+  /// The answer when this was the last image; nothing otherwise.
+  std::optional<std::vector<GeneratedPng>> finish(
+      std::size_t index, std::optional<GeneratedPng> png,
+      const std::optional<ApiFailure>& failure) {
+    std::lock_guard<std::mutex> lock(mutex);
+    if (failed) return std::nullopt;
+    if (failure) {
+      failed = true;
+      channel->send(failure_response(*failure, Dialect::openai));
+      return std::nullopt;
+    }
+    pngs[index] = std::move(png);
+    if (++done < pngs.size()) return std::nullopt;
+    std::vector<GeneratedPng> all;
+    for (auto& each : pngs) all.push_back(std::move(*each));
+    return all;
+  }
+};
+
+/// "http://HOST" (https behind a proxy that says so), or nothing when the
+/// Host header is not one an address can hold.
+std::optional<std::string> base_address(const net::HttpRequest& request) {
+  const std::string host = request.header("Host");
+  if (host.empty() || host.size() > 255 ||
+      !std::all_of(host.begin(), host.end(), [](char c) {
+        return std::isalnum(static_cast<unsigned char>(c)) || c == '.' ||
+               c == '-' || c == ':' || c == '[' || c == ']';
+      }))
+    return std::nullopt;
+  const bool https =
+      mold::ascii_lower(request.header("X-Forwarded-Proto")) == "https";
+  return (https ? "https://" : "http://") + host;
+}
+
+}  // namespace
+
+void ApiRoutes::openai_generate(const net::HttpRequest& request,
+                                Channel channel) {
+  if (draining_) {
+    channel->send(failure_response(shutting_down(), Dialect::openai));
+    return;
+  }
+  OpenAiImagesRequest openai;
+  try {
+    openai = read_openai_images(parse_body(request, false));
+  } catch (const mold::InvalidArgument& e) {
+    throw Refused{codes::kValidationError, e.what()};
+  }
+  std::optional<std::string> base;
+  if (openai.urls && !(base = base_address(request)))
+    invalid("response_format",
+            "\"url\" builds the address from the request's Host header, "
+            "which is missing or not a host name; send one, or ask for "
+            "\"b64_json\"");
+  GenerationRequest first;
+  try {
+    first = parse_generation(openai.generate, settings_.max_prompt_bytes);
+  } catch (Refused& refused) {
+    refused.message = openai_message(openai.size, std::move(refused.message));
+    throw;
+  }
+  const std::uint64_t seed = first.generate.seed;
+  if (seed > std::numeric_limits<std::uint64_t>::max() - (openai.n - 1))
+    invalid("seed", fmt::format("{} with n {}: the last image's seed would "
+                                "pass 2^64 - 1; give a smaller seed",
+                                seed, openai.n));
+  auto batch = std::make_shared<OpenAiBatch>();
+  batch->channel = channel;
+  batch->pngs.resize(openai.n);
+  const bool urls = openai.urls;
+  std::vector<Submission> submissions;
+  for (int i = 0; i < openai.n; ++i) {
+    Submission submission{first, {}};
+    submission.request.generate.seed = seed + std::uint64_t(i);
+    JobCallbacks& callbacks = submission.callbacks;
+    callbacks.wanted = [batch] { return batch->wanted(); };
+    if (i == 0)
+      callbacks.watch_gone = [channel](std::function<void()> gone) {
+        channel->on_close(std::move(gone));
+      };
+    callbacks.on_done = [store = images_, batch, i, urls, base,
+                         size = openai.size](
+                            std::optional<GeneratedPng> png,
+                            std::optional<ApiFailure> failure) {
+      if (failure)
+        failure->message = openai_message(size, std::move(failure->message));
+      auto all = batch->finish(std::size_t(i), std::move(png), failure);
+      if (!all) return;
+      std::vector<OpenAiImage> images;
+      std::string seeds;
+      for (auto& each : *all) {
+        seeds += (seeds.empty() ? "" : ",") + std::to_string(each.seed);
+        OpenAiImage image;
+        if (urls)
+          image.url =
+              *base + "/v1/images/file?id=" + store->put(std::move(each.png));
+        else
+          image.b64_json = net::base64_encode(each.png);
+        images.push_back(std::move(image));
+      }
+      const auto created =
+          std::chrono::duration_cast<std::chrono::seconds>(
+              std::chrono::system_clock::now().time_since_epoch())
+              .count();
+      net::HttpResponse r = json_response(openai_images_answer(
+          created, images, all->front().width, all->front().height));
+      r.headers = {
+          {"x-mold-seeds", seeds},
+          {"x-mold-model", all->front().model + ":" + all->front().variant}};
+      batch->channel->send(std::move(r));
+    };
+    submissions.push_back(std::move(submission));
+  }
+  if (auto refused = service_.submit_all(
+          std::move(submissions), request.request_id, request.header("Host")))
+    channel->send(failure_response(*refused, Dialect::openai));
+}
+
+void ApiRoutes::openai_image_file(const net::HttpRequest& request,
+                                  Channel channel) {
+  const std::string prefix = "id=";
+  std::optional<std::string> png;
+  if (request.query.rfind(prefix, 0) == 0)
+    png = images_->get(request.query.substr(prefix.size()));
+  if (!png)
+    throw Refused{codes::kNotFound,
+                  "no image at this address: an image's address works for "
+                  "an hour, while the server keeps its last 64 (256 MiB); "
+                  "ask for b64_json to get the image in the answer"};
+  net::HttpResponse r;
+  r.content_type = "image/png";
+  r.headers = {{"Cache-Control", "private, max-age=3600"}};
+  r.body = std::move(*png);
+  channel->send(std::move(r));
 }
 
 }  // namespace mold_cli

@@ -16,6 +16,7 @@
 #include <vector>
 
 #include "generation_service.hpp"
+#include "image_store.hpp"
 
 namespace mold_cli {
 
@@ -28,6 +29,10 @@ struct ApiSettings {
 };
 
 struct EventStream;
+
+/// mold's own routes answer errors as {"error", "code"}; the /v1/ routes
+/// (OpenAI-compatible) in OpenAI's shape (openai_images.hpp).
+enum class Dialect { mold, openai };
 
 class ApiRoutes {
  public:
@@ -43,6 +48,9 @@ class ApiRoutes {
   /// The route a path belongs to, as metrics label it ("other" for unknown
   /// paths: labels stay bounded).
   static std::string route_of(const std::string& path);
+  /// Every route as "METHOD PATH" ("GET /health"), in the table's order (a
+  /// test checks docs/http-api.md's headings against them).
+  static std::vector<std::string> route_names();
 
   /// Health answers 503 "draining" from now on.
   void set_draining() { draining_ = true; }
@@ -69,13 +77,21 @@ class ApiRoutes {
   void generate_stream(const mold::net::HttpRequest& request, Channel channel);
   void generate(const mold::net::HttpRequest& request, Channel channel,
                 bool stream);
-  bool authorized(const mold::net::HttpRequest& request,
-                  const Channel& channel) const;
+  /// POST /v1/images/generations: n images on the same queue and admission.
+  void openai_generate(const mold::net::HttpRequest& request, Channel channel);
+  /// GET /v1/images/file?id=: an image answered by address.
+  void openai_image_file(const mold::net::HttpRequest& request,
+                         Channel channel);
+  bool authorized(const mold::net::HttpRequest& request, const Channel& channel,
+                  Dialect dialect) const;
 
   GenerationService& service_;
   mold::net::ServerMetrics& metrics_;
   ApiSettings settings_;
   std::atomic<bool> draining_{false};
+  /// The "url" answers' images (shared with the jobs' callbacks, which may
+  /// end after the routes).
+  std::shared_ptr<ImageStore> images_ = std::make_shared<ImageStore>();
 
   void beat();
   std::mutex streams_mutex_;

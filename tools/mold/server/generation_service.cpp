@@ -2,6 +2,7 @@
 
 #include <fmt/format.h>
 
+#include <atomic>
 #include <mold/base/error.hpp>
 #include <mold/cache/cache.hpp>
 #include <mold/device/backend.hpp>
@@ -44,7 +45,8 @@ struct GenerationService::State {
   ServerDevice where;
   Clock::time_point started = Clock::now();
   JobQueue queue;
-  ModelPool pool;  // worker only, but for its snapshot
+  ModelPool pool;                          // worker only, but for its snapshot
+  std::atomic<std::uint64_t> next_job{1};  // JobQueue::Job::id
 
   mutable std::mutex mutex;  // guards current and last_request
   CurrentJob current;
@@ -146,6 +148,7 @@ class JobObserver final : public mold::RunObserver {
 
 void GenerationService::State::run_job(QueuedJob& job) {
   const auto started_at = Clock::now();
+  bool started = false;  // on_start was called
   Json record = {{"request_id", job.request_id},
                  {"model", job.request.model_spec},
                  {"seed", job.request.generate.seed},
@@ -159,6 +162,11 @@ void GenerationService::State::run_job(QueuedJob& job) {
     const bool rejected =
         failure && (failure->code == codes::kInsufficientMemory ||
                     failure->code == codes::kNeverFits);
+    // A failure because the client went away: dropped before it started,
+    // or stopped at a phase or step.
+    const bool gone =
+        failure && job.callbacks.wanted && !job.callbacks.wanted();
+    if (gone) metrics.count_client_gone(started ? "running" : "queued");
     if (rejected) metrics.count_rejection(failure->code);
     {
       std::lock_guard<std::mutex> lock(mutex);
@@ -175,6 +183,7 @@ void GenerationService::State::run_job(QueuedJob& job) {
                              : failure->oom && failure->oom->contains("label")
                                  ? "oom"
                              : rejected ? "rejected"
+                             : gone     ? "cancelled"
                                         : "error");
     if (failure && failure->oom && failure->oom->contains("label"))
       metrics.count_oom(where.backend);
@@ -211,6 +220,7 @@ void GenerationService::State::run_job(QueuedJob& job) {
     current = {job.request_id, entry->key, ""};
   }
   if (job.callbacks.on_start) job.callbacks.on_start();
+  started = true;
 
   JobObserver observer(*this, *entry, job, record);
   entry->runner->add_observer(&observer);
@@ -286,33 +296,62 @@ std::optional<ApiFailure> GenerationService::submit(GenerationRequest request,
                                                     std::string request_id,
                                                     std::string client_host,
                                                     JobCallbacks callbacks) {
+  std::vector<Submission> one;
+  one.push_back({std::move(request), std::move(callbacks)});
+  return submit_all(std::move(one), std::move(request_id),
+                    std::move(client_host));
+}
+
+std::optional<ApiFailure> GenerationService::submit_all(
+    std::vector<Submission> submissions, const std::string& request_id,
+    const std::string& client_host) {
   State& s = *state_;
-  auto job = std::make_shared<QueuedJob>();
-  try {
-    job->found = tools::find_model(*s.host.registry, request.model_spec);
-  } catch (const mold::Error& e) {
-    return api_failure(codes::kModelNotFound, e.what());
+  if (submissions.empty()) return std::nullopt;
+  const auto watch_gone = submissions.front().callbacks.watch_gone;
+  std::vector<JobQueue::Job> queued;
+  std::vector<std::uint64_t> ids;
+  for (auto& submission : submissions) {
+    auto job = std::make_shared<QueuedJob>();
+    try {
+      job->found =
+          tools::find_model(*s.host.registry, submission.request.model_spec);
+    } catch (const mold::Error& e) {
+      return api_failure(codes::kModelNotFound, e.what());
+    }
+    if (!job->found.family->make_pipeline)
+      return api_failure(
+          codes::kModelNotFound,
+          fmt::format("model {}: the {} plugin on this server cannot run it "
+                      "(it has no pipeline)",
+                      job->found.model->name, job->found.family->name));
+    job->request = std::move(submission.request);
+    job->request_id = request_id;
+    job->client_host = client_host;
+    job->callbacks = std::move(submission.callbacks);
+    JobQueue::Job entry;
+    entry.id = s.next_job++;
+    ids.push_back(entry.id);
+    entry.on_queued = job->callbacks.on_queued;
+    entry.run = [&s, job] { s.run_job(*job); };
+    entry.refuse = [job](ApiFailure failure) {
+      if (job->callbacks.on_done)
+        job->callbacks.on_done(std::nullopt, std::move(failure));
+    };
+    queued.push_back(std::move(entry));
   }
-  if (!job->found.family->make_pipeline)
-    return api_failure(
-        codes::kModelNotFound,
-        fmt::format("model {}: the {} plugin on this server cannot run it (it "
-                    "has no pipeline)",
-                    job->found.model->name, job->found.family->name));
-  job->request = std::move(request);
-  job->request_id = std::move(request_id);
-  job->client_host = std::move(client_host);
-  job->callbacks = std::move(callbacks);
-  JobQueue::Job queued;
-  queued.on_queued = job->callbacks.on_queued;
-  queued.run = [&s, job] { s.run_job(*job); };
-  queued.refuse = [job](ApiFailure failure) {
-    if (job->callbacks.on_done)
-      job->callbacks.on_done(std::nullopt, std::move(failure));
-  };
-  auto refused = s.queue.submit(std::move(queued));
+  auto refused = s.queue.submit_all(std::move(queued));
   if (refused && refused->code == codes::kQueueFull)
     s.metrics.count_rejection(codes::kQueueFull);
+  // A client that leaves frees its slots at once; a running job stops at
+  // its next phase or step (`wanted`, in run_job).
+  if (!refused && watch_gone)
+    watch_gone([&s, ids] {
+      for (const std::uint64_t id : ids) {
+        if (!s.queue.withdraw(id)) continue;
+        s.metrics.count_client_gone("queued");
+        s.metrics.count_generation("cancelled");
+      }
+    });
   return refused;
 }
 

@@ -47,8 +47,19 @@ struct JobCallbacks {
   std::function<void(const mold::PhaseEvent&)> on_phase;
   std::function<void(std::optional<GeneratedPng>, std::optional<ApiFailure>)>
       on_done;
-  /// False when the client went away: a job not yet started is dropped.
+  /// False when the client went away: a job not yet started is dropped, a
+  /// running one stops before its next phase or step.
   std::function<bool()> wanted;
+  /// Given what to call when the client goes away, for the transport to call
+  /// then (mold serve: the connection's close): a waiting job is withdrawn
+  /// from the queue at once, its slot freed, never answered.
+  std::function<void(std::function<void()> gone)> watch_gone;
+};
+
+/// One image of a request that asks for several, and what to tell of it.
+struct Submission {
+  GenerationRequest request;
+  JobCallbacks callbacks;
 };
 
 class GenerationService {
@@ -68,6 +79,13 @@ class GenerationService {
                                    std::string request_id,
                                    std::string client_host,
                                    JobCallbacks callbacks);
+  /// Queues every submission (one request's images, run one after another)
+  /// or none: the same refusals as submit(), QUEUE_FULL when the last would
+  /// not fit. The first's watch_gone withdraws them all when the client
+  /// goes.
+  std::optional<ApiFailure> submit_all(std::vector<Submission> submissions,
+                                       const std::string& request_id,
+                                       const std::string& client_host);
 
   /// Unloads `model_spec` (every model when empty) on the worker, between
   /// jobs: its pipeline and cache are dropped and their memory given back.

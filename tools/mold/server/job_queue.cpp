@@ -40,34 +40,77 @@ void JobQueue::publish_locked() const {
 }
 
 std::optional<ApiFailure> JobQueue::submit(Job job) {
-  int ahead = 0;
-  std::function<void(int)> notify = job.on_queued;
+  std::vector<Job> one;
+  one.push_back(std::move(job));
+  return submit_all(std::move(one));
+}
+
+std::optional<ApiFailure> JobQueue::submit_all(std::vector<Job> jobs) {
+  if (jobs.empty()) return std::nullopt;
+  if (jobs.size() - 1 > capacity_)
+    return api_failure(
+        codes::kValidationError,
+        fmt::format("{} images at once need a queue of {} behind the first; "
+                    "this server's holds {} (mold serve --queue): ask for "
+                    "fewer at a time",
+                    jobs.size(), jobs.size() - 1, capacity_));
+  std::vector<std::pair<std::function<void(int)>, int>> notify;
   {
     std::lock_guard<std::mutex> lock(mutex_);
     if (refusing_ || stopping_) return shutting_down();
-    // It would wait behind the running job and those queued.
-    const std::size_t would_wait = jobs_.size() + (busy_ ? 1 : 0);
-    if (would_wait > capacity_) {
-      ++rejected_;
-      const double per_job = ran_ ? seconds_total_ / double(ran_) : 1.0;
-      const int retry = std::max(
-          1, std::min(60, int(per_job * double(jobs_.size() + 1) + 0.5)));
-      ApiFailure full = api_failure(
-          codes::kQueueFull,
-          fmt::format("the queue is full: one request runs and {} wait for "
-                      "the device (mold serve --queue {}); retry in {} s or "
-                      "send it to another server",
-                      jobs_.size(), capacity_, retry));
-      full.headers = {{"Retry-After", std::to_string(retry)}};
-      return full;
+    // The last of them would wait behind the running job, those queued and
+    // the others.
+    const std::size_t would_wait =
+        jobs_.size() + (busy_ ? 1 : 0) + jobs.size() - 1;
+    if (would_wait > capacity_) return full_locked(jobs.size());
+    for (auto& job : jobs) {
+      const int ahead = int(jobs_.size()) + (busy_ ? 1 : 0);
+      if (job.on_queued && ahead > 0) notify.emplace_back(job.on_queued, ahead);
+      jobs_.push_back(std::move(job));
     }
-    jobs_.push_back(std::move(job));
-    ahead = int(jobs_.size()) - 1 + (busy_ ? 1 : 0);
     publish_locked();
   }
   wake_.notify_one();
-  if (notify && ahead > 0) notify(ahead);
+  for (const auto& [on_queued, ahead] : notify) on_queued(ahead);
   return std::nullopt;
+}
+
+ApiFailure JobQueue::full_locked(std::size_t asked) {
+  ++rejected_;
+  const double per_job = ran_ ? seconds_total_ / double(ran_) : 1.0;
+  const int retry = std::max(
+      1, std::min(60, int(per_job * double(jobs_.size() + asked) + 0.5)));
+  const std::string what =
+      asked == 1 ? "" : fmt::format(" for {} images at once", asked);
+  ApiFailure full = api_failure(
+      codes::kQueueFull,
+      fmt::format("the queue is full{}: one request runs and {} wait for the "
+                  "device (mold serve --queue {}); retry in {} s or send it to "
+                  "another server",
+                  what, jobs_.size(), capacity_, retry));
+  full.headers = {{"Retry-After", std::to_string(retry)}};
+  return full;
+}
+
+bool JobQueue::withdraw(std::uint64_t id) {
+  std::vector<std::pair<std::function<void(int)>, int>> moved;
+  Job gone;  // destroyed outside the lock: its closures may hold much
+  {
+    std::lock_guard<std::mutex> lock(mutex_);
+    const auto it = std::find_if(jobs_.begin(), jobs_.end(),
+                                 [id](const Job& job) { return job.id == id; });
+    if (it == jobs_.end()) return false;
+    int position = int(it - jobs_.begin()) + (busy_ ? 1 : 0);
+    for (auto behind = std::next(it); behind != jobs_.end(); ++behind)
+      moved.emplace_back(behind->on_queued, position++);
+    gone = std::move(*it);
+    jobs_.erase(it);
+    publish_locked();
+  }
+  idle_.notify_all();  // a drain may be waiting for this slot
+  for (const auto& [notify, pos] : moved)
+    if (notify && pos > 0) notify(pos);
+  return true;
 }
 
 bool JobQueue::control(std::function<void()> task) {

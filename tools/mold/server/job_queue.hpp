@@ -2,7 +2,8 @@
 // mold serve's queue: one device job at a time, at most `capacity` waiting
 // behind it, answered at once when full (QUEUE_FULL with a Retry-After from
 // the jobs' mean time) or shutting down; control tasks (unload) run on the
-// worker between jobs; drain waits for the queue to empty. The jobs are
+// worker between jobs; a job whose client left is withdrawn at once; drain
+// waits for the queue to empty. The jobs are
 // opaque: what a job does is the service's.
 
 #include <chrono>
@@ -12,6 +13,7 @@
 #include <functional>
 #include <mutex>
 #include <optional>
+#include <vector>
 
 #include "api_failure.hpp"
 
@@ -28,6 +30,7 @@ struct QueueSnapshot {
 class JobQueue {
  public:
   struct Job {
+    std::uint64_t id = 0;       ///< the caller's, for withdraw()
     std::function<void()> run;  ///< on the worker; answers its client itself
     std::function<void(int position)> on_queued;  ///< 1 = next
     /// Answers a job the queue drops unrun (shutting down).
@@ -43,6 +46,16 @@ class JobQueue {
   /// calling any of its functions. A job that starts at once (idle device,
   /// empty queue) is accepted even with capacity 0.
   std::optional<ApiFailure> submit(Job job);
+  /// Queues every job of `jobs` in order, or none (QUEUE_FULL when the last
+  /// of them would not fit now, VALIDATION_ERROR when it never could: more
+  /// than the capacity behind the first): the images of one request are
+  /// admitted together.
+  std::optional<ApiFailure> submit_all(std::vector<Job> jobs);
+  /// Takes the waiting job `id` out of the queue, unrun and unanswered (its
+  /// client went away), so that its slot is free at once; those behind it
+  /// are told their new positions. False when it is not waiting (it runs,
+  /// ran, or never was).
+  bool withdraw(std::uint64_t id);
   /// Runs `task` on the worker between jobs; false when the queue is stopping
   /// (the task is not run).
   bool control(std::function<void()> task);
@@ -69,6 +82,8 @@ class JobQueue {
 
  private:
   void publish_locked() const;
+  /// QUEUE_FULL for `asked` jobs, with Retry-After; counted as rejected.
+  ApiFailure full_locked(std::size_t asked);
   QueueSnapshot snapshot_locked() const;
 
   const std::size_t capacity_;

@@ -144,7 +144,7 @@ tools::Parsed<ProfileRequest> parse_leak_options(
     mold::GenerateSettings all = r.run.generate;
     all.batch = r.run.images;
     try {
-      mold::check_generate_settings(all, mold::flag_label);
+      mold::check_generate_settings(all);
     } catch (const mold::InvalidArgument& e) {
       throw tools::UsageError(e.what());
     }

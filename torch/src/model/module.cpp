@@ -312,6 +312,26 @@ LoadComparison Module::compare(const TensorListing& listing,
   return c;
 }
 
+namespace {
+
+/// What to check when a checkpoint lacks tensors the module needs.
+std::string missing_advice(bool foreign, bool gguf_only,
+                           const LayoutMapping& mapping,
+                           const LoadOptions& options) {
+  std::string advice =
+      foreign ? "is the file of this model?"
+      : gguf_only
+          ? "is it a GGUF of this model?"
+          : "is it a checkpoint of this model, in the diffusers layout?";
+  if (!mapping.missing_hint.empty()) advice = mapping.missing_hint;
+  if (!options.layouts.empty())
+    advice += " mold reads these layouts (a marker tensor of each): " +
+              options.layouts;
+  return advice;
+}
+
+}  // namespace
+
 LoadReport Module::check_load(const TensorListing& listing,
                               const LayoutMapping& mapping,
                               const std::string& origin,
@@ -333,15 +353,8 @@ LoadReport Module::check_load(const TensorListing& listing,
     std::string some;
     for (std::size_t i = 0; i < c.missing.size() && i < 3; ++i)
       some += (i ? "', '" : "") + c.missing[i];
-    std::string advice =
-        foreign ? "is the file of this model?"
-        : gguf_only
-            ? "is it a GGUF of this model?"
-            : "is it a checkpoint of this model, in the diffusers layout?";
-    if (!mapping.missing_hint.empty()) advice = mapping.missing_hint;
-    if (!options.layouts.empty())
-      advice += " mold reads these layouts (a marker tensor of each): " +
-                options.layouts;
+    const std::string advice =
+        missing_advice(foreign, gguf_only, mapping, options);
     fail(
         fmt::format("{}: {} of the {} tensors of the {} {} missing, e.g. "
                     "'{}'; {}",

@@ -16,6 +16,12 @@ namespace mold {
 /// valid UTF-8 beyond ASCII is kept.
 std::string escape_control(std::string_view text);
 
+/// A value from outside quoted back in a message: escape_control() of at
+/// most its first `max_chars` characters (whole UTF-8 sequences), and, when
+/// it is longer, "..." and how long it was ("123456... (100000 bytes)"), so
+/// that no input makes a message as long as itself.
+std::string shown_value(std::string_view text, std::size_t max_chars = 64);
+
 /// Whether `text` is valid UTF-8 (no overlong forms, no surrogates, nothing
 /// past U+10FFFF).
 bool is_valid_utf8(std::string_view text);

@@ -64,13 +64,7 @@ std::string generate_field_names();
 /// Checks what one field cannot: every set field is in its range (a whole
 /// field of 0 is unset), the texts hold no NUL byte, and the batch's last seed
 /// (seed + batch - 1) does not pass 2^64 - 1. Throws InvalidArgument naming
-/// the field as `label(field)` writes it ("--width", "width") and the value.
-void check_generate_settings(const GenerateSettings& settings,
-                             std::string (*label)(const GenerateField& field));
-
-/// `label` for the command line ("--negative") and for JSON
-/// ("negative_prompt").
-std::string flag_label(const GenerateField& field);
-std::string json_label(const GenerateField& field);
+/// the field as settings.naming says ("--width", "width") and the value.
+void check_generate_settings(const GenerateSettings& settings);
 
 }  // namespace mold

@@ -8,6 +8,8 @@
 #include <optional>
 #include <string>
 
+#include "mold/plan/field_naming.hpp"
+
 namespace mold {
 
 /// Sizes in pixels.
@@ -23,6 +25,9 @@ struct GenerateSettings {
   std::optional<double> guidance;  ///< none: the model's default
   std::uint64_t seed = 0;          ///< image i of a batch uses seed + i
   int batch = 1;
+  /// How messages about this request name its fields: mold run's flags, or
+  /// (mold serve) the JSON paths the client sent.
+  FieldNaming naming = FieldNaming::flags;
 };
 
 }  // namespace mold

@@ -7,6 +7,7 @@
 #include <optional>
 #include <string>
 #include <string_view>
+#include <vector>
 
 #include "mold/net/http_message.hpp"
 
@@ -40,6 +41,15 @@ inline constexpr std::string_view kTooManyConnections =
 inline constexpr std::string_view kServerBusy = "SERVER_BUSY";      // 503
 inline constexpr std::string_view kShuttingDown = "SHUTTING_DOWN";  // 503
 }  // namespace codes
+
+/// An error code and the HTTP status it is answered with.
+struct CodeStatus {
+  std::string_view code;
+  int status = 500;
+};
+/// Every code above with its status, in docs/http-api.md's order (a test
+/// checks the document's table against this one).
+const std::vector<CodeStatus>& code_statuses();
 
 /// The HTTP status of an error code (500 for a code not listed above).
 int status_of(std::string_view code);

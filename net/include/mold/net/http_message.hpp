@@ -2,6 +2,7 @@
 /// What mold's HTTP server hands a route and what the route answers:
 /// plain structs (no Beast types), so routes and tests never include Beast.
 
+#include <functional>
 #include <memory>
 #include <string>
 #include <string_view>
@@ -58,6 +59,10 @@ class ResponseChannel {
   virtual void end_stream() = 0;
   /// False once the client disconnected or was dropped.
   virtual bool open() const = 0;
+  /// Calls `gone` once when the client disconnects or is dropped (on the
+  /// server's I/O thread; at once, on this thread, if it already has). One
+  /// callback per connection: a later call replaces an earlier one.
+  virtual void on_close(std::function<void()> gone) = 0;
 };
 
 /// "OK", "Not Found", ...: the reason phrase of `status`.

@@ -27,20 +27,24 @@ class ServerMetrics {
   /// A phase of a generation that ended (done or failed).
   void observe_phase(std::string_view phase, std::string_view status,
                      double seconds);
-  /// A generation request that ended: "ok", "oom", "error", "rejected".
+  /// A generation request that ended: "ok", "oom", "error", "rejected",
+  /// "cancelled" (its client went away).
   void count_generation(std::string_view outcome);
   /// An out-of-memory error on `backend` ("cuda", "cpu", ...).
   void count_oom(std::string_view backend);
   /// A request refused before it ran: QUEUE_FULL, INSUFFICIENT_MEMORY, ...
   void count_rejection(std::string_view code);
+  /// A job whose client went away: "queued" (withdrawn, its slot freed) or
+  /// "running" (stopped at its next phase or step).
+  void count_client_gone(std::string_view when);
   void count_park(std::string_view component);
   void count_load(std::string_view component);
 
   /// Exports the counters a dashboard alerts on at 0 before their first
   /// event: mold_ooms_total for `backend`, mold_rejections_total for
-  /// QUEUE_FULL and INSUFFICIENT_MEMORY, mold_generations_total for every
-  /// outcome (a rate() over a series that appears only at its first event
-  /// misses that event).
+  /// QUEUE_FULL, INSUFFICIENT_MEMORY and NEVER_FITS, mold_generations_total
+  /// for every outcome, mold_client_gone_total for both whens (a rate() over a
+  /// series that appears only at its first event misses that event).
   void export_zeros(std::string_view backend);
 
   void set_queue(std::size_t depth, std::size_t capacity, bool busy);
