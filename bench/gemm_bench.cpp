@@ -19,15 +19,7 @@
 #include <string>
 #include <vector>
 
-namespace {
-
-struct Linear {
-  const char* name;
-  std::int64_t in, out;
-  int per_layer;  // how many of this shape a transformer layer runs
-};
-
-}  // namespace
+#include "zimage_shapes.hpp"
 
 int main(int argc, char** argv) {
   const std::int64_t image_tokens = argc > 1 ? std::stoll(argv[1]) : 256;
@@ -39,12 +31,8 @@ int main(int argc, char** argv) {
                "seconds > 0\n");
     return 2;
   }
-  const std::int64_t dim = 3840, ffn = 10240, layers = 30, refiners = 2;
-  const std::vector<Linear> linears = {
-      {"attention q, k, v, out", dim, dim, 4},
-      {"feed-forward w1, w3", dim, ffn, 2},
-      {"feed-forward w2", ffn, dim, 1},
-  };
+  const std::int64_t layers = mold_bench::kZImageLayers,
+                     refiners = mold_bench::kZImageRefiners;
   const mold::BlasLibrary blas = mold::loaded_blas_library();
   fmt::print("libtorch threads {}; BLAS {} ({})\n", at::get_num_threads(),
              mold::to_string(blas.kind), blas.path);
@@ -66,7 +54,7 @@ int main(int argc, char** argv) {
   fmt::print("{:<26} {:>14} {:>12} {:>12} {:>8}\n", "shape", "[rows,in,out]",
              "f32 GFLOP/s", "bf16 GFLOP/s", "bf16/f32");
   double step_flops = 0, step_f32 = 0, step_bf16 = 0;
-  for (const Linear& linear : linears) {
+  for (const mold_bench::ZImageLinear& linear : mold_bench::zimage_linears()) {
     const mold::GemmShape main{tokens, linear.in, linear.out};
     const mold::GemmRate f32 = mold::measure_gemm(main, at::kFloat, seconds);
     const mold::GemmRate bf16 =

@@ -4,6 +4,7 @@
 
 #include <catch2/catch.hpp>
 #include <filesystem>
+#include <mold/device/blas_library.hpp>
 #include <mold/plan/generate_schema.hpp>
 #include <mold/runtime/png.hpp>
 #include <mold/tensor/safetensors.hpp>
@@ -13,6 +14,7 @@
 #include "support/process.hpp"
 
 namespace fs = std::filesystem;
+using mold::test::kUnset;
 using mold::test::run_mold;
 using mold::test::TempDir;
 
@@ -123,6 +125,49 @@ TEST_CASE("mold run --json reports each phase with its memory", "[mold][run]") {
   }
   REQUIRE(report["images"].size() == 1);
   CHECK(fs::exists(report["images"][0]["path"].get<std::string>()));
+}
+
+TEST_CASE("mold run --threads sets every compute pool and says so once",
+          "[mold][run][threads]") {
+  TempDir out;
+  // The BLAS's own pool follows (OpenBLAS would start one thread per logical
+  // CPU), and OpenMP's threads sleep while they wait unless told otherwise.
+  const auto r = run_mold(tiny_args(out, {"--threads", "3", "--json"}),
+                          {{"OMP_WAIT_POLICY", kUnset}});
+  INFO(r.err);
+  REQUIRE(r.exit_code == 0);
+  const auto report = nlohmann::json::parse(r.out);
+  CHECK(report["threads"]["compute"] == 3);
+  CHECK(report["threads"]["inter_op"] == 1);
+  const auto blas = mold::loaded_blas_library();
+  INFO("this process's BLAS: " << mold::to_string(blas.kind));
+  if (blas.kind == mold::BlasLibrary::Kind::openblas)
+    CHECK(report["threads"]["blas"] == 3);
+  CHECK_THAT(r.err, Catch::Contains("mold run: 3 compute threads (libtorch 3"));
+  CHECK_THAT(r.err, Catch::Contains("OMP_WAIT_POLICY=passive"));
+  std::size_t lines = 0;
+  for (auto at = r.err.find("compute thread"); at != std::string::npos;
+       at = r.err.find("compute thread", at + 1))
+    ++lines;
+  CHECK(lines == 1);
+
+  // A user's own policy stands.
+  const auto active = run_mold(tiny_args(out, {"--threads", "1"}),
+                               {{"OMP_WAIT_POLICY", "ACTIVE"}});
+  INFO(active.err);
+  REQUIRE(active.exit_code == 0);
+  CHECK_THAT(active.err, Catch::Contains("1 compute thread (libtorch 1") &&
+                             Catch::Contains("OMP_WAIT_POLICY=active"));
+
+  // Out of range, or for a server's run: refused by name.
+  const auto zero = run_mold(tiny_args(out, {"--threads", "0"}));
+  CHECK(zero.exit_code == 2);
+  CHECK_THAT(zero.err, Catch::Contains("--threads"));
+  const auto remote = run_mold(tiny_args(out, {"--threads", "2"}),
+                               {{"MOLD_HOST", "127.0.0.1:1"}});
+  CHECK(remote.exit_code == 2);
+  CHECK_THAT(remote.err, Catch::Contains("--threads is the server's") &&
+                             Catch::Contains("--local"));
 }
 
 TEST_CASE("mold run under a memory limit parks the text encoder and finishes",

@@ -41,6 +41,20 @@ using mold::test::read_file;
 
 using mold::test::client_for;
 
+TEST_CASE(
+    "mold serve --threads sets the compute pools, --io-threads the "
+    "connections'",
+    "[net][serve][threads]") {
+  ServerProcess server(
+      {"--tiny", "--quiet", "--threads", "2", "--io-threads", "1"},
+      {{"OMP_WAIT_POLICY", kUnset}});
+  HttpClient client = client_for(server);
+  CHECK(client.request("POST", "/api/generate", fox(1)).status == 200);
+  INFO(server.log());
+  CHECK_THAT(server.log(), Catch::Contains("2 compute threads (libtorch 2") &&
+                               Catch::Contains("OMP_WAIT_POLICY=passive"));
+}
+
 TEST_CASE("mold serve: status, models, memory, health and metrics",
           "[net][serve]") {
   ServerProcess server({"--tiny"});

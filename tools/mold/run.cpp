@@ -18,6 +18,7 @@
 #include <mold/runtime/json_recorder.hpp>
 #include <mold/runtime/progress_printer.hpp>
 #include <mold/runtime/runner.hpp>
+#include <mold/tensor/compute_threads.hpp>
 #include <mold/tensor/safetensors.hpp>
 #include <nlohmann/json.hpp>
 #include <optional>
@@ -125,6 +126,10 @@ int run_local(const RunRequest& request,
         tools::decode_source_image(request.image_files[i], images_png[i]));
   const tools::Host host = tools::open_host(request.host);
   tools::warn_load_errors(*host.registry, "molddiag plugins");
+  // Every compute pool at one count (the BLAS's would be every logical CPU).
+  const mold::ThreadCounts threads = mold::set_compute_threads(
+      request.threads > 0 ? request.threads
+                          : mold::compute_thread_counts().intra_op);
   tools::PreparedRun prepared = tools::prepare_run(
       host, request.model_spec, request.tiny, request.model_dirs, request.dtype,
       request.backend, request.component_files);
@@ -168,6 +173,7 @@ int run_local(const RunRequest& request,
     mold::JsonRecorder recorder;
     runner.add_observer(&progress);
     if (request.json) runner.add_observer(&recorder);
+    std::cerr << fmt::format("mold run: {}\n", mold::describe(threads));
     if (pipeline->seeded_weights())
       std::cerr << fmt::format("mold run: {} with {}\n", pipeline->model(),
                                pipeline->describe_weights());
@@ -194,6 +200,11 @@ int run_local(const RunRequest& request,
       recorder.set_field("weights",
                          nlohmann::json(pipeline->describe_weights()).dump());
       recorder.set_field("backend", nlohmann::json(backend->name()).dump());
+      recorder.set_field("threads",
+                         nlohmann::json{{"compute", threads.intra_op},
+                                        {"blas", threads.blas},
+                                        {"inter_op", threads.inter_op}}
+                             .dump());
       recorder.set_field("components",
                          sources_json(pipeline->component_sources()).dump());
       std::cout << recorder.dump() << "\n";

@@ -92,6 +92,10 @@ tools::Parsed<RunRequest> parse_run_options(
       "also write MODEL-SEED.safetensors beside each PNG: the final latents "
       "and the decoded image before rounding (for checks against reference "
       "code)");
+  tools::add_ranged_int(
+      options, "threads", &r.threads, 1, 4096,
+      "compute threads: libtorch's and the BLAS's pools (default: "
+      "OMP_NUM_THREADS, else the physical cores)");
   tools::add_host_options(options, r.host);
   po::positional_options_description positional;
   positional.add("model", 1).add("prompt", 1);
@@ -150,6 +154,8 @@ std::optional<RemoteRun> remote_target(const RunRequest& r) {
     local_only("--save-tensors", "needs the tensors, which stay on the server");
   if (r.backend_given)
     local_only("--backend", "is chosen by the server (mold serve --backend)");
+  if (r.threads > 0)
+    local_only("--threads", "is the server's (mold serve --threads)");
   if (!r.model_dirs.empty())
     local_only("--model-dir", "is the server's (mold serve --model-dir)");
   for (const auto& [component, file] : r.component_files)

@@ -29,6 +29,9 @@ struct RunRequest {
   bool json = false;
   bool save_tensors = false;
   bool local = false;  ///< run here even with MOLD_HOST set
+  /// --threads: every compute pool's count; 0 for libtorch's default
+  /// (OMP_NUM_THREADS, else the physical cores), which the BLAS then gets.
+  int threads = 0;
   std::string server;  ///< --host: a server to run on
   bool backend_given = false;
   std::vector<std::string> image_files;  ///< --image, in order

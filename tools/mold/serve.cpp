@@ -20,6 +20,7 @@
 #include <mold/net/http_server.hpp>
 #include <mold/net/server_address.hpp>
 #include <mold/net/server_metrics.hpp>
+#include <mold/tensor/compute_threads.hpp>
 #include <mutex>
 #include <nlohmann/json.hpp>
 
@@ -50,7 +51,8 @@ struct ServeRequest {
   int write_timeout = 60;
   int drain_timeout = 30;
   int max_connections = 1024;
-  int threads = 2;
+  int io_threads = 2;
+  int compute_threads = 0;  ///< 0: libtorch's own default
   int heartbeat = 15;
   std::string port_file;
   bool quiet = false;
@@ -102,8 +104,12 @@ tools::Parsed<ServeRequest> parse_serve_options(
                         "seconds to finish queued work on SIGTERM", 30);
   tools::add_ranged_int(options, "max-connections", &r.max_connections, 1,
                         100000, "open connections at most", 1024);
-  tools::add_ranged_int(options, "threads", &r.threads, 1, 64, "I/O threads",
-                        2);
+  tools::add_ranged_int(options, "io-threads", &r.io_threads, 1, 64,
+                        "threads reading and writing connections", 2);
+  tools::add_ranged_int(
+      options, "threads", &r.compute_threads, 1, 4096,
+      "compute threads: libtorch's and the BLAS's pools (default: "
+      "OMP_NUM_THREADS, else the physical cores)");
   tools::add_ranged_int(options, "heartbeat", &r.heartbeat, 1, 3600,
                         "seconds between keep-alive comments on event streams",
                         15);
@@ -136,7 +142,7 @@ tools::Parsed<ServeRequest> parse_serve_options(
   r.server.read_timeout = std::chrono::seconds(r.read_timeout);
   r.server.write_timeout = std::chrono::seconds(r.write_timeout);
   r.server.max_connections = std::size_t(r.max_connections);
-  r.server.threads = r.threads;
+  r.server.threads = r.io_threads;
   r.server.server_name = fmt::format("mold/{}", MOLD_VERSION);
   if (r.token.empty())
     if (const char* key = std::getenv("MOLD_API_KEY")) r.token = key;
@@ -209,6 +215,10 @@ int serve(const ServeRequest& request) {
   const tools::Host host = tools::open_host(request.host);
   tools::warn_load_errors(*host.registry, "molddiag plugins");
   net::ServerMetrics metrics;
+  // Every compute pool at one count, before the worker starts.
+  const mold::ThreadCounts threads = mold::set_compute_threads(
+      request.compute_threads > 0 ? request.compute_threads
+                                  : mold::compute_thread_counts().intra_op);
   GenerationService service(host, request.models, std::size_t(request.queue),
                             metrics);
   ApiSettings settings;
@@ -249,9 +259,11 @@ int serve(const ServeRequest& request) {
         request.port_file, "port file",
         [&](std::ostream& out) { out << server.port() << "\n"; });
   std::cerr << fmt::format(
-                   "mold serve: listening on http://{} ({}, {}; queue {}{}{})",
+                   "mold serve: listening on http://{} ({}, {}; {}; queue "
+                   "{}{}{})",
                    server.endpoint(), service.backend_name(),
-                   service.device_name(), request.queue,
+                   service.device_name(), mold::describe(threads),
+                   request.queue,
                    request.token.empty() ? "" : "; API key required",
                    request.models.tiny ? "; tiny seeded models" : "")
             << std::endl;

@@ -124,6 +124,26 @@ BlasLibrary loaded_blas_library() {
   return blas;
 }
 
+bool set_blas_threads(int threads) {
+  void* sgemm = dlsym(RTLD_DEFAULT, "sgemm_");
+  Dl_info info{};
+  if (threads < 1 || !sgemm || !dladdr(sgemm, &info) || !info.dli_fname)
+    return false;
+  void* handle = dlopen(info.dli_fname, RTLD_LAZY | RTLD_NOLOAD);
+  using Set = void (*)(int);
+  bool set = false;
+  // Each vendor's own setter, in the library that defines sgemm_.
+  for (const char* name : {"openblas_set_num_threads",
+                           "bli_thread_set_num_threads", "MKL_Set_Num_Threads"})
+    if (const auto setter = reinterpret_cast<Set>(symbol(handle, name))) {
+      setter(threads);
+      set = true;
+      break;
+    }
+  if (handle) dlclose(handle);
+  return set;
+}
+
 std::string blas_advice(const BlasLibrary& blas) {
   if (!blas.slow()) return {};
   return fmt::format(

@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "mold/base/error.hpp"
+#include "mold/tensor/ggml_to_bfloat16.hpp"
 
 namespace mold {
 
@@ -447,6 +448,17 @@ void dequantize_into(const QuantizedTensor& tensor, at::Tensor& out) {
       dequantize_blocks(tensor.type, in + begin * bytes,
                         std::size_t((end - begin) * per_block),
                         y + begin * per_block);
+    });
+    return;
+  }
+  if (dtype == at::kBFloat16 && dequantizes_to_bfloat16_directly(tensor.type)) {
+    // Straight to bfloat16, vectorized: a quantized denoiser's matrices are
+    // dequantized this way as each layer runs.
+    auto* y = reinterpret_cast<std::uint16_t*>(out.data_ptr<at::BFloat16>());
+    at::parallel_for(0, count, 64, [&](std::int64_t begin, std::int64_t end) {
+      dequantize_blocks_to_bfloat16(tensor.type, in + begin * bytes,
+                                    std::size_t((end - begin) * per_block),
+                                    y + begin * per_block);
     });
     return;
   }

@@ -39,6 +39,12 @@ std::string_view to_string(BlasLibrary::Kind kind);
 /// The BLAS library loaded in this process.
 BlasLibrary loaded_blas_library();
 
+/// Sets the BLAS's own thread pool (OpenBLAS, BLIS, MKL) to `threads`: false
+/// when the loaded BLAS has none to set (the reference BLAS, none loaded).
+/// OpenBLAS otherwise starts one thread per logical CPU whatever libtorch
+/// was told, and its threads wait for work by spinning.
+bool set_blas_threads(int threads);
+
 /// What a library is, from its resolved path and which vendor entry points it
 /// defines: the vendors by their symbols, the reference BLAS by Debian's and
 /// the usual install paths (Debian's `blas/` folder; elsewhere `librefblas.so`,
