@@ -92,6 +92,11 @@ int main(int argc, char** argv) {
         return s;
       }());
   at::NoGradGuard no_grad;
+  // As a pipeline's denoise phase runs its steps: each model's weight buffer
+  // kept from one forward to the next.
+  std::vector<std::unique_ptr<mold::Module::KeepWeightBuffer>> kept;
+  for (auto& v : variants)
+    kept.push_back(std::make_unique<mold::Module::KeepWeightBuffer>(*v.model));
   for (auto& v : variants) v.model->forward(in);  // warm up
   for (int r = 0; r < rounds; ++r)
     for (auto& v : variants) {

@@ -307,6 +307,9 @@ class QwenImagePipeline final : public mold::DiffusionPipeline {
                      at::TensorOptions().dtype(at::kBool).device(device));
         return input;
       };
+      // A quantized model's weight buffer stays from step to step (its
+      // pages faulted in once), freed when the steps end however they end.
+      const mold::Module::KeepWeightBuffer kept(model);
       for (int i = 0; i < schedule.steps(); ++i) {
         const float t = schedule.timesteps[i];
         at::Tensor velocity = model.forward(input_of(text, t));

@@ -99,7 +99,7 @@ at::Tensor QwenImageTransformer::linear(const at::Tensor& x,
                                         const std::string& prefix) const {
   // weight(): a quantized matrix (a GGUF variant) is dequantized here, for
   // this product only.
-  return at::linear(x, weight(prefix + ".weight", scratch_),
+  return at::linear(x, weight(prefix + ".weight", weight_buffer_),
                     p(prefix + ".bias"));
 }
 
@@ -316,7 +316,7 @@ void QwenImageTransformer::check_input(const DenoiserInput& in) const {
 at::Tensor QwenImageTransformer::forward(const DenoiserInput& input) const {
   check_input(input);
   at::NoGradGuard no_grad;
-  const ScratchRelease release{scratch_};
+  const WeightBufferRelease release{*this};
   const auto device = this->device();
   const auto dtype = this->dtype();
   const int64_t batch = input.latents.size(0);

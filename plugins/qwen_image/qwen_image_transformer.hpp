@@ -69,10 +69,6 @@ class QwenImageTransformer final : public mold::Denoiser {
 
   QwenImageTransformerConfig config_;
   std::string arch_;
-  /// A quantized variant's dequantized weight, one buffer for every layer
-  /// of a forward pass (freed when it ends). forward() is not reentrant:
-  /// mold runs one job at a time on a model.
-  mutable at::Tensor scratch_;
 };
 
 /// (B, C, H, W) -> (B, (H/2)(W/2), 4C): 2x2 patches, channels outermost

@@ -230,6 +230,9 @@ class ZImagePipeline final : public mold::DiffusionPipeline {
                     .unsqueeze(0) < lengths.unsqueeze(1))
                    .to(device);
       }
+      // A quantized model's weight buffer stays from step to step (its
+      // pages faulted in once), freed when the steps end however they end.
+      const mold::Module::KeepWeightBuffer kept(model);
       for (int i = 0; i < schedule.steps(); ++i) {
         const float delta = schedule.delta(i);
         // A step whose sigma does not change leaves the latents as they are

@@ -108,7 +108,7 @@ at::Tensor ZImageTransformer::linear(const at::Tensor& x,
                                      bool bias) const {
   // weight(): a quantized matrix (a GGUF or fp8 file) is dequantized here,
   // for this product only.
-  return at::linear(x, weight(prefix + ".weight", scratch_),
+  return at::linear(x, weight(prefix + ".weight", weight_buffer_),
                     bias ? p(prefix + ".bias") : at::Tensor());
 }
 
@@ -239,7 +239,7 @@ void ZImageTransformer::check_input(const DenoiserInput& in) const {
 at::Tensor ZImageTransformer::forward(const DenoiserInput& input) const {
   check_input(input);
   at::NoGradGuard no_grad;
-  const ScratchRelease release{scratch_};
+  const WeightBufferRelease release{*this};
   const auto device = this->device();
   const auto dtype = this->dtype();
   const int64_t batch = input.latents.size(0), channels = config_.in_channels;

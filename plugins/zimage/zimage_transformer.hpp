@@ -60,10 +60,6 @@ class ZImageTransformer final : public mold::Denoiser {
 
   ZImageTransformerConfig config_;
   std::string arch_;
-  /// A quantized matrix's dequantized values, one buffer for every layer of
-  /// a forward pass (freed when it ends). forward() is not reentrant: mold
-  /// runs one job at a time on a model.
-  mutable at::Tensor scratch_;
 };
 
 /// The registry's denoiser factory: "default" (Z-Image-Turbo), "tiny", or a

@@ -236,6 +236,12 @@ class TwoMatrices final : public Module {
     weight("small.weight", scratch);
     weight("large.weight", scratch);
   }
+  /// A forward pass as the denoisers run one: the large matrix into the
+  /// module's weight buffer, released as the pass ends.
+  void pass() const {
+    const WeightBufferRelease release{*this};
+    weight("large.weight", weight_buffer_);
+  }
 };
 
 }  // namespace
@@ -255,5 +261,33 @@ TEST_CASE(
   // float32: the large matrix's 256 x 64 x 4 bytes, never beside the
   // small one's 64 x 64 x 4.
   CHECK(cpu->stats().peak_allocated - before == 256 * 64 * 4);
+  CHECK(cpu->stats().allocated == before);
+}
+
+TEST_CASE(
+    "the weight buffer stays between passes while a phase keeps it, and goes "
+    "when the phase ends",
+    "[gguf][quantize]") {
+  auto cpu = CpuBackend::instance();
+  TwoMatrices model;
+  model.init_from_seed(1);
+  model.quantize(GgmlType::q8_0);
+  const Bytes before = cpu->stats().allocated;
+  const Bytes buffer = 256 * 64 * 4;  // float32
+  model.pass();
+  CHECK(cpu->stats().allocated == before);  // nobody keeps it: freed
+  {
+    const Module::KeepWeightBuffer steps(model);
+    model.pass();
+    CHECK(cpu->stats().allocated == before + buffer);
+    cpu->reset_peak();
+    model.pass();  // the same buffer again: nothing new allocated
+    CHECK(cpu->stats().peak_allocated == before + buffer);
+    {
+      const Module::KeepWeightBuffer nested(model);
+      model.pass();
+    }
+    CHECK(cpu->stats().allocated == before + buffer);  // the outer keeps it
+  }
   CHECK(cpu->stats().allocated == before);
 }

@@ -202,6 +202,26 @@ class Module {
     return false;
   }
 
+  /// While alive, the module's weight buffer stays between forward passes
+  /// (a denoise phase's steps: each would otherwise fault the pages of its
+  /// largest quantized matrix in again, 108 MiB for Qwen-Image's
+  /// modulation); freed when the last keeper goes. Its bytes are the
+  /// phase's working memory, which the estimates count.
+  class KeepWeightBuffer {
+   public:
+    explicit KeepWeightBuffer(const Module& module) : module_(module) {
+      ++module_.weight_buffer_kept_;
+    }
+    ~KeepWeightBuffer() {
+      if (--module_.weight_buffer_kept_ == 0) module_.weight_buffer_.reset();
+    }
+    KeepWeightBuffer(const KeepWeightBuffer&) = delete;
+    KeepWeightBuffer& operator=(const KeepWeightBuffer&) = delete;
+
+   private:
+    const Module& module_;
+  };
+
  protected:
   Module() = default;
   /// Declares a parameter (shape only until seeded or loaded).
@@ -230,11 +250,18 @@ class Module {
   /// reads its weights through.
   std::function<at::Tensor(const std::string&)> weights_under(
       std::string prefix) const;
-  /// Frees a forward pass's scratch buffer (weight(name, scratch)) when the
-  /// pass ends, however it ends.
-  struct ScratchRelease {
-    at::Tensor& scratch;
-    ~ScratchRelease() { scratch.reset(); }
+  /// The buffer a forward pass dequantizes its quantized matrices into, one
+  /// at a time (weight(name, weight_buffer_)). Not reentrant: mold runs one
+  /// job at a time on a model.
+  mutable at::Tensor weight_buffer_;
+  mutable int weight_buffer_kept_ = 0;  ///< KeepWeightBuffer's alive
+  /// Frees weight_buffer_ when a forward pass ends, however it ends, unless
+  /// a KeepWeightBuffer keeps it for the steps of a phase.
+  struct WeightBufferRelease {
+    const Module& module;
+    ~WeightBufferRelease() {
+      if (module.weight_buffer_kept_ == 0) module.weight_buffer_.reset();
+    }
   };
   /// The value init_from_seed() gives one parameter (float32, on the host):
   /// norm scales 1, norm shifts 0, other biases N(0, 0.02^2), other weights
