@@ -37,15 +37,16 @@ void q4_0_blocks(const std::uint8_t* b, std::size_t count, std::uint16_t* y) {
   for (std::size_t i = 0; i < count; ++i, b += kQ4_0Bytes, y += 32) {
     const float d = half_at(b);
     const std::uint8_t* qs = b + 2;
-    // The nibbles first, eight bytes at a time (low ones are elements 0-15,
-    // high ones 16-31), then one loop over the 32 as Q8_0's.
-    std::uint64_t words[2], nibbles[4];
-    std::memcpy(words, qs, 16);
-    constexpr std::uint64_t kLow = 0x0F0F0F0F0F0F0F0Full;
-    nibbles[0] = words[0] & kLow, nibbles[1] = words[1] & kLow;
-    nibbles[2] = (words[0] >> 4) & kLow, nibbles[3] = (words[1] >> 4) & kLow;
-    std::uint8_t q[32];
-    std::memcpy(q, nibbles, 32);
+    // The nibbles first, sixteen bytes at a time (low ones are elements
+    // 0-15, high ones 16-31), each half stored whole so that the loop's
+    // loads take it from the store; then one loop over the 32 as Q8_0's.
+    using Bytes16 = std::uint8_t __attribute__((vector_size(16)));
+    Bytes16 bytes;
+    std::memcpy(&bytes, qs, 16);
+    const Bytes16 low = bytes & std::uint8_t(0x0F), high = bytes >> 4;
+    alignas(16) std::uint8_t q[32];
+    std::memcpy(q, &low, 16);
+    std::memcpy(q + 16, &high, 16);
     for (int j = 0; j < 32; ++j) {
       const float value = float(int(q[j]) - 8) * d;
       y[j] = float_to_bfloat16(value);
