@@ -13,8 +13,8 @@
 //
 // Targets (issue 42): parallel efficiency >= 0.8 at every count up to the
 // CPUs; twice the CPUs <= 1.2x the best; <= 1.3x slower with half the CPUs
-// taken; step >= 0.7 of the GEMM limit. Rounds alternate nothing: each row is
-// the median of its own rounds, run one after another in this one process.
+// taken; step >= 0.7 of the GEMM limit. Each row is the median of its own
+// rounds, the rows run one after another in this one process.
 
 #include <ATen/ATen.h>
 #include <ATen/Parallel.h>
@@ -150,6 +150,11 @@ double gemm_limit_seconds(int threads, int image_tokens, int caption_tokens,
   return seconds;
 }
 
+/// "1 thread", "4 threads".
+std::string threads_text(int n) {
+  return fmt::format("{} thread{}", n, n == 1 ? "" : "s");
+}
+
 void print_row(const std::string& what, double seconds,
                const std::string& note) {
   fmt::print("  {:<34} {:9.4f} s  {}\n", what, seconds, note);
@@ -167,7 +172,7 @@ void scaling(const Component& c, int cpus, int rounds, int image_tokens,
     const double s = step_seconds(c, t, rounds);
     if (t == 1) one = s;
     best = std::min(best, s);
-    print_row(fmt::format("{} thread{}", t, t == 1 ? "" : "s"), s,
+    print_row(threads_text(t), s,
               t == 1
                   ? ""
                   : fmt::format("speed-up {:.2f}, parallel efficiency {:.2f} "
@@ -185,7 +190,7 @@ void scaling(const Component& c, int cpus, int rounds, int image_tokens,
     loaded = step_seconds(c, cpus, rounds);
     loaded_half = step_seconds(c, std::max(1, cpus - taken), rounds);
   }
-  print_row(fmt::format("{} threads, {} CPU{} taken", cpus, taken,
+  print_row(fmt::format("{}, {} CPU{} taken", threads_text(cpus), taken,
                         taken == 1 ? "" : "s"),
             loaded,
             fmt::format("{:.2f}x alone ({:.4f} s; target <= 1.30)",
@@ -200,8 +205,7 @@ void scaling(const Component& c, int cpus, int rounds, int image_tokens,
     const double limit =
         gemm_limit_seconds(t, image_tokens, caption_tokens, c.dtype);
     const double s = step_seconds(c, t, rounds);
-    print_row(fmt::format("GEMM limit, {} thread{}", t, t == 1 ? "" : "s"),
-              limit,
+    print_row("GEMM limit, " + threads_text(t), limit,
               fmt::format("step {:.4f} s: {:.2f} of the limit (target >= "
                           "0.70)",
                           s, limit / s));

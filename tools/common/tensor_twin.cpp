@@ -42,7 +42,7 @@ void exec_tensor_twin(std::string_view program, char** argv) {
   // OpenMP's threads wait for work by sleeping, not spinning, unless the
   // user says otherwise: spinning collapses when other processes want the
   // CPUs (a published-width Z-Image layer with 2 threads and one of 2 CPUs
-  // taken: 2.81x its time alone spinning, 1.71x sleeping; no loss alone:
+  // taken: 2.80x its time alone spinning, 1.62x sleeping; no loss alone:
   // bench/thread_scaling_bench, docs/performance.md). libgomp reads this
   // when it loads, so it is set here, before the twin starts.
   setenv("OMP_WAIT_POLICY", "PASSIVE", /*overwrite=*/0);

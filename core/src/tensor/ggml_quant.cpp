@@ -88,21 +88,6 @@ std::uint16_t u16(const std::uint8_t* p) {
 }
 float half_at(const std::uint8_t* p) { return half_to_float(u16(p)); }
 
-/// The 6-bit scale and min of sub-block j of a Q4_K/Q5_K super-block, packed
-/// in 12 bytes: sub-blocks 0-3 in the low 6 bits of bytes 0-3 (scales) and
-/// 4-7 (mins); sub-blocks 4-7 in the nibbles of bytes 8-11 with their top 2
-/// bits in the high bits of bytes 0-7.
-void scale_min_k4(int j, const std::uint8_t* q, std::uint8_t& scale,
-                  std::uint8_t& min) {
-  if (j < 4) {
-    scale = q[j] & 63;
-    min = q[j + 4] & 63;
-  } else {
-    scale = std::uint8_t((q[j + 4] & 0xF) | ((q[j - 4] >> 6) << 4));
-    min = std::uint8_t((q[j + 4] >> 4) | ((q[j] >> 6) << 4));
-  }
-}
-
 void q4_0(const std::uint8_t* b, float* y) {
   const float d = half_at(b);
   const std::uint8_t* qs = b + 2;
@@ -311,6 +296,21 @@ void q6_k(const std::uint8_t* b, float* y) {
 }
 
 }  // namespace
+
+// The 6-bit scale and min of sub-block j of a Q4_K/Q5_K super-block, packed
+// in 12 bytes: sub-blocks 0-3 in the low 6 bits of bytes 0-3 (scales) and
+// 4-7 (mins); sub-blocks 4-7 in the nibbles of bytes 8-11 with their top 2
+// bits in the high bits of bytes 0-7.
+void scale_min_k4(int j, const std::uint8_t* q, std::uint8_t& scale,
+                  std::uint8_t& min) {
+  if (j < 4) {
+    scale = q[j] & 63;
+    min = q[j + 4] & 63;
+  } else {
+    scale = std::uint8_t((q[j + 4] & 0xF) | ((q[j - 4] >> 6) << 4));
+    min = std::uint8_t((q[j + 4] >> 4) | ((q[j] >> 6) << 4));
+  }
+}
 
 const GgmlTypeInfo* ggml_type_info(std::uint32_t id) {
   for (const auto& info : kTypes)

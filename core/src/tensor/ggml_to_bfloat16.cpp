@@ -81,17 +81,6 @@ void q8_0_blocks(const std::uint8_t* b, std::size_t count, std::uint16_t* y) {
   }
 }
 
-/// The 6-bit scale and min of Q4_K sub-block j (see ggml_quant.cpp).
-void scale_min(int j, const std::uint8_t* q, float& scale, float& min) {
-  if (j < 4) {
-    scale = float(q[j] & 63);
-    min = float(q[j + 4] & 63);
-  } else {
-    scale = float((q[j + 4] & 0xF) | ((q[j - 4] >> 6) << 4));
-    min = float((q[j + 4] >> 4) | ((q[j] >> 6) << 4));
-  }
-}
-
 MOLD_VECTOR_CLONES
 void q4_k_blocks(const std::uint8_t* b, std::size_t count, std::uint16_t* y) {
   for (std::size_t i = 0; i < count; ++i, b += kQ4_KBytes) {
@@ -99,10 +88,10 @@ void q4_k_blocks(const std::uint8_t* b, std::size_t count, std::uint16_t* y) {
     const std::uint8_t* scales = b + 4;
     const std::uint8_t* q = b + 16;
     for (int chunk = 0; chunk < 4; ++chunk, q += 32, y += 64) {
-      float sc, mn;
-      scale_min(2 * chunk, scales, sc, mn);
+      std::uint8_t sc, mn;
+      scale_min_k4(2 * chunk, scales, sc, mn);
       const float d1 = d * sc, m1 = dmin * mn;
-      scale_min(2 * chunk + 1, scales, sc, mn);
+      scale_min_k4(2 * chunk + 1, scales, sc, mn);
       const float d2 = d * sc, m2 = dmin * mn;
       for (int l = 0; l < 32; ++l) {
         const float scaled = d1 * float(q[l] & 0xF);

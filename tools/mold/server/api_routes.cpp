@@ -561,6 +561,33 @@ std::optional<std::string> base_address(const net::HttpRequest& request) {
   return (https ? "https://" : "http://") + host;
 }
 
+/// The answer to an images request: its images as base64, or kept in
+/// `store` and given by address under `base` (response_format "url").
+net::HttpResponse images_response(std::vector<GeneratedPng>& all,
+                                  const std::optional<std::string>& base,
+                                  ImageStore& store) {
+  std::vector<OpenAiImage> images;
+  std::string seeds;
+  for (auto& each : all) {
+    seeds += (seeds.empty() ? "" : ",") + std::to_string(each.seed);
+    OpenAiImage image;
+    if (base)
+      image.url =
+          *base + "/v1/images/file?id=" + store.put(std::move(each.png));
+    else
+      image.b64_json = net::base64_encode(each.png);
+    images.push_back(std::move(image));
+  }
+  const auto created = std::chrono::duration_cast<std::chrono::seconds>(
+                           std::chrono::system_clock::now().time_since_epoch())
+                           .count();
+  net::HttpResponse r = json_response(openai_images_answer(
+      created, images, all.front().width, all.front().height));
+  r.headers = {{"x-mold-seeds", seeds},
+               {"x-mold-model", all.front().model + ":" + all.front().variant}};
+  return r;
+}
+
 }  // namespace
 
 void ApiRoutes::openai_generate(const net::HttpRequest& request,
@@ -596,7 +623,6 @@ void ApiRoutes::openai_generate(const net::HttpRequest& request,
   auto batch = std::make_shared<OpenAiBatch>();
   batch->channel = channel;
   batch->pngs.resize(openai.n);
-  const bool urls = openai.urls;
   std::vector<Submission> submissions;
   for (int i = 0; i < openai.n; ++i) {
     Submission submission{first, {}};
@@ -607,36 +633,13 @@ void ApiRoutes::openai_generate(const net::HttpRequest& request,
       callbacks.watch_gone = [channel](std::function<void()> gone) {
         channel->on_close(std::move(gone));
       };
-    callbacks.on_done = [store = images_, batch, i, urls, base,
-                         size = openai.size](
+    callbacks.on_done = [store = images_, batch, i, base, size = openai.size](
                             std::optional<GeneratedPng> png,
                             std::optional<ApiFailure> failure) {
       if (failure)
         failure->message = openai_message(size, std::move(failure->message));
       auto all = batch->finish(std::size_t(i), std::move(png), failure);
-      if (!all) return;
-      std::vector<OpenAiImage> images;
-      std::string seeds;
-      for (auto& each : *all) {
-        seeds += (seeds.empty() ? "" : ",") + std::to_string(each.seed);
-        OpenAiImage image;
-        if (urls)
-          image.url =
-              *base + "/v1/images/file?id=" + store->put(std::move(each.png));
-        else
-          image.b64_json = net::base64_encode(each.png);
-        images.push_back(std::move(image));
-      }
-      const auto created =
-          std::chrono::duration_cast<std::chrono::seconds>(
-              std::chrono::system_clock::now().time_since_epoch())
-              .count();
-      net::HttpResponse r = json_response(openai_images_answer(
-          created, images, all->front().width, all->front().height));
-      r.headers = {
-          {"x-mold-seeds", seeds},
-          {"x-mold-model", all->front().model + ":" + all->front().variant}};
-      batch->channel->send(std::move(r));
+      if (all) batch->channel->send(images_response(*all, base, *store));
     };
     submissions.push_back(std::move(submission));
   }

@@ -39,17 +39,15 @@ std::optional<std::string> ImageStore::get(const std::string& id) {
 }
 
 void ImageStore::evict_locked(Clock::time_point now) {
-  // The newest stays even when it alone is over the byte limit: it was just
-  // promised to a client.
-  while (kept_.size() > 1 &&
-         (kept_.size() > limits_.images || bytes_ > limits_.bytes ||
-          kept_.front().until <= now)) {
+  // The oldest go first: expired, or over a limit. The newest stays even
+  // when it alone is over the byte limit: it was just promised to a client.
+  const auto over = [&] {
+    return kept_.size() > 1 &&
+           (kept_.size() > limits_.images || bytes_ > limits_.bytes);
+  };
+  while (!kept_.empty() && (kept_.front().until <= now || over())) {
     bytes_ -= kept_.front().png.size();
     kept_.pop_front();
-  }
-  if (kept_.size() == 1 && kept_.front().until <= now) {
-    bytes_ = 0;
-    kept_.clear();
   }
 }
 

@@ -90,6 +90,11 @@ std::optional<std::uint64_t> ggml_bytes(const GgmlTypeInfo& type,
 float half_to_float(std::uint16_t bits);
 float bfloat16_to_float(std::uint16_t bits);
 
+/// The 6-bit scale and min of sub-block `j` (0-7) of a Q4_K or Q5_K
+/// super-block, from its 12 packed bytes `scales`.
+void scale_min_k4(int j, const std::uint8_t* scales, std::uint8_t& scale,
+                  std::uint8_t& min);
+
 /// Dequantizes `elements` elements (a whole number of blocks) of a supported
 /// type from `blocks` (little-endian, as in the file) into `out`, following
 /// ggml's reference formulas (dequantize_row_* of ggml-quants.c) in float32.
