@@ -16,6 +16,7 @@
 #include <cstring>
 #include <functional>
 #include <mold/tensor/ggml_quant.hpp>
+#include <mold/tensor/linear_from_blocks.hpp>
 #include <mold/tensor/quantized_tensor.hpp>
 #include <random>
 #include <vector>
@@ -51,6 +52,44 @@ double seconds(const std::function<void()>& f) {
   f();
   return std::chrono::duration<double>(std::chrono::steady_clock::now() - t)
       .count();
+}
+
+// A modulation layer (6 x width outputs) over 1 to 32 activation rows: the
+// bf16 product, the kept buffer's dequantization and product, and the
+// product straight from the blocks (what a model uses up to
+// kMaxRowsFromBlocks rows).
+void few_rows(int rounds, std::int64_t width, std::mt19937& random) {
+  const std::int64_t outputs = 6 * width;
+  fmt::print(
+      "modulation {} x {}, few rows: ms for bf16 / dequantized into the kept "
+      "buffer + product / from the blocks (used up to {} rows)\n",
+      outputs, width, mold::kMaxRowsFromBlocks);
+  for (const mold::GgmlType type :
+       {mold::GgmlType::q4_0, mold::GgmlType::q8_0, mold::GgmlType::q4_k}) {
+    const mold::QuantizedTensor q = mold::make_quantized(
+        type, {outputs, width}, random_blocks(type, outputs * width, random));
+    const at::Tensor w = mold::dequantize(q, at::kBFloat16);
+    at::Tensor scratch = at::empty({outputs * width}, at::kBFloat16);
+    std::string line;
+    for (const std::int64_t rows : {1, 2, 4, 8, 16}) {
+      const at::Tensor x = at::randn({rows, width}).to(at::kBFloat16);
+      std::vector<double> plain, buffered, direct;
+      at::Tensor sink;
+      for (int r = 0; r < rounds; ++r) {
+        plain.push_back(seconds([&] { sink = at::linear(x, w); }));
+        buffered.push_back(seconds([&] {
+          mold::dequantize_into(q, scratch);
+          sink = at::linear(x, scratch.view({outputs, width}));
+        }));
+        direct.push_back(seconds(
+            [&] { sink = mold::linear_from_blocks(x, q, at::Tensor()); }));
+      }
+      line += fmt::format(" | {} rows {:.1f} / {:.1f} / {:.1f}", rows,
+                          median(plain) * 1000, median(buffered) * 1000,
+                          median(direct) * 1000);
+    }
+    fmt::print("  {:<5}{}\n", mold::ggml_type_name(std::uint32_t(type)), line);
+  }
 }
 
 }  // namespace
@@ -104,5 +143,6 @@ int main(int argc, char** argv) {
         "weight), with the product {:6.1f} ms, ratio {:.3f}\n",
         a * 1000, a * 1e9 / double(width * width), u * 1000, u / p);
   }
+  few_rows(rounds, width, random);
   return 0;
 }

@@ -236,12 +236,14 @@ mold::SequenceShape denoise_shape(const mold::Workload& w,
       resident, "the timestep's MLP and the modulations");
   s.count_thread_scratch(w, "rotary", b * double(text_tokens),
                          {{double(d.joint), dim}}, resident, "txt_in");
-  // The largest matrix: each block's modulation (6 x dim by dim), or the
-  // text's input projection where the text encoder is wider than that.
-  if (6 * dim >= double(d.joint))
-    s.count_weight_scratch(w, 6 * dim, dim, "img_mod.1 / txt_mod.1");
-  else
-    s.count_weight_scratch(w, dim, double(d.joint), "txt_in");
+  // The largest matrix dequantized: each block's modulation (6 x dim by
+  // dim over a row per image: multiplied from its blocks on the cpu), the
+  // image stream's feed-forward, or the text's input projection where the
+  // text encoder is wider.
+  s.count_weight_scratch(
+      w, {{6 * dim, dim, b, "img_mod.1 / txt_mod.1"},
+          {4 * dim, dim, b * n_image, "img_mlp"},
+          {dim, double(d.joint), b * double(text_tokens), "txt_in"}});
   return s;
 }
 

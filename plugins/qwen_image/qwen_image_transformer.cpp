@@ -97,10 +97,9 @@ std::string QwenImageTransformer::describe() const {
 
 at::Tensor QwenImageTransformer::linear(const at::Tensor& x,
                                         const std::string& prefix) const {
-  // weight(): a quantized matrix (a GGUF variant) is dequantized here, for
-  // this product only.
-  return at::linear(x, weight(prefix + ".weight", weight_buffer_),
-                    p(prefix + ".bias"));
+  // A quantized matrix (a GGUF variant) is dequantized here for this
+  // product only, or for a few rows multiplied from its blocks.
+  return linear_with(x, prefix + ".weight", p(prefix + ".bias"));
 }
 
 at::Tensor QwenImageTransformer::rms_norm(const at::Tensor& x,

@@ -131,25 +131,21 @@ mold::SequenceShape denoise_shape(const mold::Workload& w,
       w, "rotary", b * double(round_up(std::max(w.tokens, 1), kSeqMultiple)),
       {{double(d.cap_feat), dim}}, resident, "cap_embedder");
   // The largest matrix the evaluation dequantizes: the feed-forward's (w1
-  // and w3, ffn by dim) at the published widths; t_embedder's first (1024
-  // by 256, fixed) at the tiny one.
-  struct Matrix {
-    double rows, columns;
-    const char* name;
-  };
+  // and w3, ffn by dim) at the published widths. The timestep's MLP and the
+  // modulations take a row per image (multiplied from their blocks on the
+  // cpu); at the tiny width t_embedder's first (1024 by 256) is the largest
+  // on another backend.
   const double mid = double(ZImageTransformerConfig::timestep_hidden);
-  const Matrix matrices[] = {
-      {ffn, dim, "feed_forward.w1 / w3"},
-      {dim, dim, "attention.to_q / to_k / to_v / to_out"},
-      {4 * dim, adaln, "adaLN_modulation"},
-      {mid, double(ZImageTransformerConfig::timestep_frequency_dim),
-       "t_embedder.mlp.0"},
-      {adaln, mid, "t_embedder.mlp.2"},
-      {dim, double(d.cap_feat), "cap_embedder.1"}};
-  const Matrix* largest = &matrices[0];
-  for (const Matrix& m : matrices)
-    if (m.rows * m.columns > largest->rows * largest->columns) largest = &m;
-  s.count_weight_scratch(w, largest->rows, largest->columns, largest->name);
+  const double caption =
+      b * double(round_up(std::max(w.tokens, 1), kSeqMultiple));
+  s.count_weight_scratch(
+      w, {{ffn, dim, b * n, "feed_forward.w1 / w3"},
+          {dim, dim, b * n, "attention.to_q / to_k / to_v / to_out"},
+          {4 * dim, adaln, b, "adaLN_modulation"},
+          {mid, double(ZImageTransformerConfig::timestep_frequency_dim), b,
+           "t_embedder.mlp.0"},
+          {adaln, mid, b, "t_embedder.mlp.2"},
+          {dim, double(d.cap_feat), caption, "cap_embedder.1"}});
   return s;
 }
 

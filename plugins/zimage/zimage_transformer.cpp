@@ -106,10 +106,10 @@ std::string ZImageTransformer::describe() const {
 at::Tensor ZImageTransformer::linear(const at::Tensor& x,
                                      const std::string& prefix,
                                      bool bias) const {
-  // weight(): a quantized matrix (a GGUF or fp8 file) is dequantized here,
-  // for this product only.
-  return at::linear(x, weight(prefix + ".weight", weight_buffer_),
-                    bias ? p(prefix + ".bias") : at::Tensor());
+  // A quantized matrix (a GGUF or fp8 file) is dequantized here for this
+  // product only, or for a few rows multiplied from its blocks.
+  return linear_with(x, prefix + ".weight",
+                     bias ? p(prefix + ".bias") : at::Tensor());
 }
 
 at::Tensor ZImageTransformer::rms_norm(const at::Tensor& x,

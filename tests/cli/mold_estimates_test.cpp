@@ -36,8 +36,10 @@ TEST_CASE("tiny Z-Image estimates cover measured peaks within 1.00-1.10",
     int size;
     int prompt_words;
   };
-  // The q8 transformer dequantizes its largest matrix into a buffer: at the
-  // tiny width t_embedder's (1024 x 256), not the feed-forward's.
+  // The q8 transformer dequantizes its largest matrix into a buffer; the
+  // timestep's MLP and the modulations (a row per image) are multiplied
+  // from their blocks, so at the tiny width it is the feed-forward's, not
+  // t_embedder's (1024 x 256).
   for (const Case c :
        {Case{"z-image-turbo", 160, 40}, Case{"z-image-turbo", 320, 100},
         Case{"z-image-turbo", 448, 150}, Case{"z-image-turbo:q8", 160, 40}}) {

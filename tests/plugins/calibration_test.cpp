@@ -609,7 +609,9 @@ headroom = 1.0
   SequenceShape shape;
   shape.stages = {{"attention", 1000000, "counted"}};
   // Dense weights: no buffer, whatever the matrix.
-  shape.count_weight_scratch(w, 18432, 3072, "img_mod.1");
+  const std::vector<SequenceShape::MatrixUse> modulation = {
+      {18432, 3072, 4096, "img_mod.1"}};
+  shape.count_weight_scratch(w, modulation);
   CHECK(shape.weight_scratch == 0);
   const Estimate dense =
       file.find_sequence("denoise", "cpu")->estimate(w, shape);
@@ -622,7 +624,7 @@ headroom = 1.0
   CHECK(weights_term(dense) == dense.terms.end());
 
   w.quantized = true;
-  shape.count_weight_scratch(w, 18432, 3072, "img_mod.1");
+  shape.count_weight_scratch(w, modulation);
   CHECK(shape.weight_scratch == 18432.0 * 3072 * 2);  // bfloat16, on the cpu
   CHECK_THAT(shape.weight_scratch_detail,
              Catch::Contains("18432 x 3072 (img_mod.1)"));
@@ -640,16 +642,27 @@ headroom = 1.0
   tokens.tokens = 10;
   tokens.width = 100;
   tokens.element = 2;
-  tokens.count_weight_scratch(w, 64, 32, "m");
+  tokens.count_weight_scratch(w, {{64, 32, 10, "m"}});
   const Estimate per_token =
       file.find_sequence("text_encode", "cpu")->estimate(w, tokens);
   CHECK(per_token.bytes == 10 * 100 * 2 + 64 * 32 * 2);
 
   // Elsewhere the tensor-operation dequantization's float32 temporaries
   // join the buffer (not measured: said so).
+  // On the cpu a matrix over a few rows is multiplied from its blocks: the
+  // largest of the others is the buffer.
+  const std::vector<SequenceShape::MatrixUse> few = {
+      {300, 10, 8, "modulation"}, {100, 10, 9, "m"}, {20, 10, 1000, "small"}};
+  shape.count_weight_scratch(w, few);
+  CHECK(shape.weight_scratch == 100.0 * 10 * 2);
+  CHECK_THAT(shape.weight_scratch_detail, Catch::Contains("(m)"));
+  shape.count_weight_scratch(w, {{300, 10, 1, "modulation"}});
+  CHECK(shape.weight_scratch == 0);
+  // Elsewhere every matrix is dequantized, the tensor-operation
+  // dequantization's float32 temporaries with it (not measured: said so).
   w.backend = "cuda";
-  shape.count_weight_scratch(w, 100, 10, "m");
-  CHECK(shape.weight_scratch == 100.0 * 10 * (2 * 4 + 2 * 2));
+  shape.count_weight_scratch(w, few);
+  CHECK(shape.weight_scratch == 300.0 * 10 * (2 * 4 + 2 * 2));
   CHECK_THAT(shape.weight_scratch_detail, Catch::Contains("not measured"));
 }
 

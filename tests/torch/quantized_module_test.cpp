@@ -11,6 +11,9 @@
 #include <mold/runtime/module_component.hpp>
 #include <mold/tensor/ggml_quant.hpp>
 #include <mold/tensor/gguf_file.hpp>
+#include <mold/tensor/linear_from_blocks.hpp>
+#include <mold/tensor/quantized_tensor.hpp>
+#include <random>
 
 #include "support/aten_for_tests.hpp"
 #include "support/gguf_writer.hpp"
@@ -115,8 +118,8 @@ TEST_CASE(
   quantize_blocks(GgmlType::q4_0, zeros.data(), 32, q4.data());
   dequantize_blocks(GgmlType::q4_0, q4.data(), 32, back.data());
   for (float v : back) CHECK(v == 0.0f);
-  CHECK_THROWS_WITH(quantize_blocks(GgmlType::q4_k, x.data(), 32, q4.data()),
-                    Catch::Contains("Q4_0 and Q8_0 only"));
+  CHECK_THROWS_WITH(quantize_blocks(GgmlType::q6_k, x.data(), 32, q4.data()),
+                    Catch::Contains("Q4_0, Q8_0 and Q4_K only"));
   CHECK_THROWS_WITH(quantize_blocks(GgmlType::q8_0, x.data(), 31, q8.data()),
                     Catch::Contains("whole blocks"));
 }
@@ -227,6 +230,7 @@ class TwoMatrices final : public Module {
   TwoMatrices() {
     add("small.weight", {64, 64});
     add("large.weight", {256, 64});
+    add("norm.weight", {64});  // kept in the dtype: the module's dtype()
   }
   std::string describe() const override { return "two matrices"; }
   bool reads_quantized_weights() const override { return true; }
@@ -242,9 +246,68 @@ class TwoMatrices final : public Module {
     const WeightBufferRelease release{*this};
     weight("large.weight", weight_buffer_);
   }
+  /// A denoiser's layer with the large matrix.
+  at::Tensor layer(const at::Tensor& x, const at::Tensor& bias) const {
+    const WeightBufferRelease release{*this};
+    return linear_with(x, "large.weight", bias);
+  }
 };
 
 }  // namespace
+
+TEST_CASE("Q4_K blocks round-trip within a step of each sub-block's range",
+          "[gguf][quantize]") {
+  // Two super-blocks: sub-blocks of different ranges, one all positive
+  // (its min is 0), one all zero, one constant negative.
+  std::vector<float> x(512);
+  std::mt19937 random(5);
+  std::normal_distribution<float> normal;
+  for (std::size_t i = 0; i < x.size(); ++i) {
+    const std::size_t sub = i / 32;
+    x[i] = sub == 3   ? 0.0f
+           : sub == 9 ? -0.75f
+           : sub == 5 ? std::fabs(normal(random)) * 2
+                      : normal(random) * float(1 + sub % 4);
+  }
+  std::vector<std::uint8_t> blocks(2 * 144);
+  quantize_blocks(GgmlType::q4_k, x.data(), x.size(), blocks.data());
+  std::vector<float> back(x.size());
+  dequantize_blocks(GgmlType::q4_k, blocks.data(), x.size(), back.data());
+  // Each sub-block's step (its range [min(0, lowest), highest] in 15) and
+  // min (-lowest, at least 0).
+  std::vector<float> step(16), min(16);
+  for (std::size_t sub = 0; sub < 16; ++sub) {
+    float lo = 0, hi = x[32 * sub];
+    for (int l = 0; l < 32; ++l)
+      lo = std::min(lo, x[32 * sub + l]), hi = std::max(hi, x[32 * sub + l]);
+    step[sub] = (hi - lo) / 15, min[sub] = -lo;
+  }
+  for (std::size_t sub = 0; sub < 16; ++sub) {
+    INFO("sub-block " << sub);
+    // Half a step, and what 6-bit multiples of the super-block's largest
+    // step and min lose (half of 1/63 of each; the step's loss times the
+    // 15 levels).
+    const auto super = std::ptrdiff_t(sub / 8 * 8);
+    const float largest_step = *std::max_element(step.begin() + super,
+                                                 step.begin() + super + 8),
+                largest_min = *std::max_element(min.begin() + super,
+                                                min.begin() + super + 8);
+    const float bound = 0.5f * step[sub] +
+                        (15 * largest_step + largest_min) / 126 * 1.01f + 1e-4f;
+    for (int l = 0; l < 32; ++l)
+      CHECK(std::fabs(back[32 * sub + l] - x[32 * sub + l]) <= bound);
+    if (sub == 3)
+      for (int l = 0; l < 32; ++l) CHECK(back[32 * sub + l] == 0.0f);
+  }
+  // Rounding to steps of a 32-value range in 15 errs by step / sqrt(12)
+  // (root mean square): the range of 32 normal values is about 4 sigma, so
+  // about 0.08 of the values' size.
+  CHECK(relative_l2(at::from_blob(back.data(), {512}),
+                    at::from_blob(x.data(), {512})) < 0.1);
+  CHECK_THROWS_WITH(
+      quantize_blocks(GgmlType::q4_k, x.data(), 32, blocks.data()),
+      Catch::Contains("whole blocks of 256"));
+}
 
 TEST_CASE(
     "a scratch that grows frees the smaller buffer before it allocates the "
@@ -290,4 +353,60 @@ TEST_CASE(
     CHECK(cpu->stats().allocated == before + buffer);  // the outer keeps it
   }
   CHECK(cpu->stats().allocated == before);
+}
+
+TEST_CASE(
+    "a bfloat16 layer applied to a few rows multiplies from the blocks, never "
+    "dequantizing the matrix; more rows, or float32, take the dequantized "
+    "product",
+    "[gguf][quantize]") {
+  auto cpu = CpuBackend::instance();
+  for (const GgmlType type : {GgmlType::q4_0, GgmlType::q8_0}) {
+    INFO(ggml_type_name(std::uint32_t(type)));
+    TwoMatrices model;
+    model.init_from_seed(1, c10::Device(c10::kCPU), at::kBFloat16);
+    model.quantize(type);
+    const QuantizedTensor& large = model.quantized().at("large.weight");
+    const at::Tensor w = dequantize(large, at::kFloat);  // exact
+    const at::Tensor bias = at::randn({256}).to(at::kBFloat16);
+    const Bytes matrix = 256 * 64 * 2;  // bfloat16, dequantized
+    for (const std::int64_t rows : {1, 3, 8, 9}) {
+      INFO(rows << " rows");
+      const at::Tensor x = at::randn({rows, 64}).to(at::kBFloat16);
+      const bool from_blocks = rows <= std::int64_t(kMaxRowsFromBlocks);
+      CHECK(linear_from_blocks_takes(x, large) == from_blocks);
+      const Bytes before = cpu->stats().allocated;
+      cpu->reset_peak();
+      const at::Tensor got = model.layer(x, bias);
+      const Bytes peak = cpu->stats().peak_allocated - before;
+      REQUIRE(got.scalar_type() == at::kBFloat16);
+      REQUIRE(got.sizes() == at::IntArrayRef({rows, 256}));
+      if (from_blocks) {
+        // The exact product, rounded once to bfloat16 (2^-9 relative).
+        const at::Tensor exact =
+            at::linear(x.to(at::kFloat), w, bias.to(at::kFloat));
+        CHECK(relative_l2(got.to(at::kFloat), exact) < 4e-3);
+        CHECK(peak < matrix);
+      } else {
+        CHECK(at::equal(got,
+                        at::linear(x, dequantize(large, at::kBFloat16), bias)));
+        CHECK(peak >= matrix);
+      }
+    }
+    // float32 rows take the dequantized product: a dense twin's sums.
+    CHECK_FALSE(linear_from_blocks_takes(at::randn({1, 64}), large));
+    // Leading dimensions kept; any rows and dtype when asked directly.
+    const at::Tensor x = at::randn({1, 2, 64}).to(at::kBFloat16);
+    const at::Tensor got = linear_from_blocks(x, large, {});
+    CHECK(got.scalar_type() == at::kBFloat16);
+    CHECK(got.sizes() == at::IntArrayRef({1, 2, 256}));
+    const at::Tensor many = at::randn({16, 64});
+    CHECK(relative_l2(linear_from_blocks(many, large, {}),
+                      at::linear(many, w)) < 1e-6);
+    CHECK_THROWS_WITH(linear_from_blocks(at::randn({1, 63}), large, {}),
+                      Catch::Contains("1 x 63"));
+    CHECK_THROWS_WITH(
+        linear_from_blocks(x, large, at::zeros({255}, at::kBFloat16)),
+        Catch::Contains("255 values for 256 outputs"));
+  }
 }

@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <limits>
 
 namespace mold {
 
@@ -73,13 +74,14 @@ SequenceShape decoder_text_encode_shape(const Workload& w,
       resident + row + (2 * q_elements + 2 * kv_elements + 2 * scores) * e);
   s.count_thread_scratch(w, "feed_forward", b * n,
                          {{hidden, ffn}, {ffn, hidden}});
-  // The largest matrix a quantized encoder dequantizes as its layer runs:
-  // the feed-forward's (gate, up and down, intermediate by hidden), or a
+  // The largest matrix a quantized encoder dequantizes as its layer runs
+  // (the shared decoder layer dequantizes each, whatever its rows): the
+  // feed-forward's (gate, up and down, intermediate by hidden), or a
   // projection where the heads are wider than that.
-  if (ffn >= q_width)
-    s.count_weight_scratch(w, ffn, hidden, "mlp gate / up / down");
-  else
-    s.count_weight_scratch(w, q_width, hidden, "self_attn q_proj / o_proj");
+  const double every = std::numeric_limits<double>::infinity();
+  s.count_weight_scratch(
+      w, {{ffn, hidden, every, "mlp gate / up / down"},
+          {q_width, hidden, every, "self_attn q_proj / o_proj"}});
   return s;
 }
 

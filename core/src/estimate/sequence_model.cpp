@@ -6,6 +6,7 @@
 #include <stdexcept>
 
 #include "mold/base/error.hpp"
+#include "mold/device/cpu_quantized_product.hpp"
 
 namespace mold {
 
@@ -50,18 +51,26 @@ void SequenceShape::add_stage(const std::string& name, double bytes,
       {name, bytes, format_bytes(bytes_from_double(bytes, name)) + ": " + how});
 }
 
-void SequenceShape::count_weight_scratch(const Workload& workload, double rows,
-                                         double columns,
-                                         const std::string& name) {
+void SequenceShape::count_weight_scratch(
+    const Workload& workload, const std::vector<MatrixUse>& matrices) {
   weight_scratch = 0;
   weight_scratch_detail.clear();
   if (!workload.quantized) return;
   const double element = double(dtype_size(workload.dtype));
   const bool cpu = workload.backend == "cpu";
+  const MatrixUse* largest = nullptr;
+  for (const MatrixUse& m : matrices) {
+    if (cpu && cpu_multiplies_from_blocks(std::size_t(element), m.input_rows))
+      continue;
+    if (!largest || m.rows * m.columns > largest->rows * largest->columns)
+      largest = &m;
+  }
+  if (!largest) return;
+  const double rows = largest->rows, columns = largest->columns;
   const double per_element = cpu ? element : 2 * 4 + 2 * element;
   weight_scratch = rows * columns * per_element;
   weight_scratch_detail = fmt::format(
-      "{:g} x {:g} ({}) x {:g} B{}", rows, columns, name, per_element,
+      "{:g} x {:g} ({}) x {:g} B{}", rows, columns, largest->name, per_element,
       cpu ? fmt::format(" ({})", workload.dtype)
           : fmt::format(" ({} and the float32 dequantization's temporaries; "
                         "not measured on {})",

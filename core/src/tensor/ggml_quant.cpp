@@ -86,7 +86,6 @@ const RemovedGgmlType* removed_ggml_type(std::uint32_t id) {
 std::uint16_t u16(const std::uint8_t* p) {
   return std::uint16_t(p[0] | (p[1] << 8));
 }
-float half_at(const std::uint8_t* p) { return half_to_float(u16(p)); }
 
 void q4_0(const std::uint8_t* b, float* y) {
   const float d = half_at(b);
@@ -301,17 +300,6 @@ void q6_k(const std::uint8_t* b, float* y) {
 // in 12 bytes: sub-blocks 0-3 in the low 6 bits of bytes 0-3 (scales) and
 // 4-7 (mins); sub-blocks 4-7 in the nibbles of bytes 8-11 with their top 2
 // bits in the high bits of bytes 0-7.
-void scale_min_k4(int j, const std::uint8_t* q, std::uint8_t& scale,
-                  std::uint8_t& min) {
-  if (j < 4) {
-    scale = q[j] & 63;
-    min = q[j + 4] & 63;
-  } else {
-    scale = std::uint8_t((q[j + 4] & 0xF) | ((q[j - 4] >> 6) << 4));
-    min = std::uint8_t((q[j + 4] >> 4) | ((q[j] >> 6) << 4));
-  }
-}
-
 const GgmlTypeInfo* ggml_type_info(std::uint32_t id) {
   for (const auto& info : kTypes)
     if (std::uint32_t(info.type) == id) return &info;
@@ -366,32 +354,6 @@ std::optional<std::uint64_t> ggml_bytes(const GgmlTypeInfo& type,
   if (blocks > std::numeric_limits<std::uint64_t>::max() / type.block_bytes)
     return std::nullopt;
   return blocks * type.block_bytes;
-}
-
-float half_to_float(std::uint16_t h) {
-  const std::uint32_t sign = std::uint32_t(h & 0x8000) << 16;
-  std::uint32_t exponent = (h >> 10) & 0x1F;
-  std::uint32_t mantissa = h & 0x3FF;
-  std::uint32_t bits;
-  if (exponent == 0) {
-    if (mantissa == 0) {
-      bits = sign;
-    } else {  // subnormal: normalise
-      exponent = 127 - 15 + 1;
-      while (!(mantissa & 0x400)) {
-        mantissa <<= 1;
-        --exponent;
-      }
-      bits = sign | (exponent << 23) | ((mantissa & 0x3FF) << 13);
-    }
-  } else if (exponent == 0x1F) {
-    bits = sign | 0x7F800000u | (mantissa << 13);
-  } else {
-    bits = sign | ((exponent + 127 - 15) << 23) | (mantissa << 13);
-  }
-  float f;
-  std::memcpy(&f, &bits, 4);
-  return f;
 }
 
 float bfloat16_to_float(std::uint16_t bits) {
@@ -473,17 +435,85 @@ std::uint16_t float_to_half(float value) {
   return c10::Half(value).x;  // round to nearest even, as the hardware does
 }
 
+namespace {
+
+int nearest_level(float v, int top) {
+  return std::clamp(int(std::lround(v)), 0, top);
+}
+
+// One Q4_K super-block (256 values, eight sub-blocks of 32): each sub-block's
+// range [min(0, lowest), highest] in 15 steps, the steps and the mins as
+// 6-bit multiples of the super-block's d and dmin, then each value's level
+// under the rounded scale and min.
+void quantize_q4_k_block(const float* x, std::uint8_t* out) {
+  float scale[8], min[8], max_scale = 0, max_min = 0;
+  for (int j = 0; j < 8; ++j) {
+    const float* v = x + 32 * j;
+    float lo = 0, hi = v[0];
+    for (int l = 0; l < 32; ++l)
+      lo = std::min(lo, v[l]), hi = std::max(hi, v[l]);
+    scale[j] = std::max(0.0f, hi - lo) / 15;
+    min[j] = -lo;
+    max_scale = std::max(max_scale, scale[j]);
+    max_min = std::max(max_min, min[j]);
+  }
+  const std::uint16_t d = float_to_half(max_scale / 63),
+                      dmin = float_to_half(max_min / 63);
+  std::memcpy(out, &d, 2);
+  std::memcpy(out + 2, &dmin, 2);
+  std::uint8_t* scales = out + 4;
+  std::memset(scales, 0, 12);
+  std::uint8_t ls[8], lm[8];
+  for (int j = 0; j < 8; ++j) {
+    ls[j] = std::uint8_t(
+        max_scale > 0 ? nearest_level(scale[j] * 63 / max_scale, 63) : 0);
+    lm[j] = std::uint8_t(max_min > 0 ? nearest_level(min[j] * 63 / max_min, 63)
+                                     : 0);
+    if (j < 4) {
+      scales[j] = ls[j], scales[j + 4] = lm[j];
+    } else {  // the low four bits here, the top two above the first four's
+      scales[j + 4] = std::uint8_t((ls[j] & 0xF) | ((lm[j] & 0xF) << 4));
+      scales[j - 4] |= std::uint8_t((ls[j] >> 4) << 6);
+      scales[j] |= std::uint8_t((lm[j] >> 4) << 6);
+    }
+  }
+  std::uint8_t level[256];
+  for (int j = 0; j < 8; ++j) {
+    const float step = half_to_float(d) * ls[j],
+                offset = half_to_float(dmin) * lm[j];
+    for (int l = 0; l < 32; ++l)
+      level[32 * j + l] = std::uint8_t(
+          step > 0 ? nearest_level((x[32 * j + l] + offset) / step, 15) : 0);
+  }
+  // Each 32 bytes: the low nibbles a chunk's first 32 values, the high
+  // nibbles its next 32.
+  std::uint8_t* q = out + 16;
+  for (int chunk = 0; chunk < 4; ++chunk, q += 32)
+    for (int l = 0; l < 32; ++l)
+      q[l] = std::uint8_t(level[64 * chunk + l] |
+                          (level[64 * chunk + 32 + l] << 4));
+}
+
+}  // namespace
+
 void quantize_blocks(GgmlType type, const float* x, std::size_t elements,
                      std::uint8_t* out) {
   constexpr std::size_t kBlock = 32;
-  if (type != GgmlType::q4_0 && type != GgmlType::q8_0)
+  if (type != GgmlType::q4_0 && type != GgmlType::q8_0 &&
+      type != GgmlType::q4_k)
     throw InvalidArgument(fmt::format(
-        "mold quantizes to Q4_0 and Q8_0 only, not {}; other types come "
+        "mold quantizes to Q4_0, Q8_0 and Q4_K only, not {}; other types come "
         "from GGUF files",
         ggml_type_name(std::uint32_t(type))));
-  if (elements % kBlock != 0)
-    throw InvalidArgument(fmt::format("{} elements are not whole blocks of {}",
-                                      elements, kBlock));
+  const std::size_t block = type == GgmlType::q4_k ? kQKK : kBlock;
+  if (elements % block != 0)
+    throw InvalidArgument(
+        fmt::format("{} elements are not whole blocks of {}", elements, block));
+  if (type == GgmlType::q4_k) {
+    for (std::size_t b = 0; b < elements / kQKK; ++b)
+      quantize_q4_k_block(x + b * kQKK, out + b * 144);
+    return;
+  }
   for (std::size_t b = 0; b < elements / kBlock; ++b, x += kBlock) {
     if (type == GgmlType::q8_0) {
       float amax = 0;

@@ -28,10 +28,6 @@ namespace {
 
 constexpr std::size_t kQ4_0Bytes = 18, kQ8_0Bytes = 34, kQ4_KBytes = 144;
 
-float half_at(const std::uint8_t* p) {
-  return half_to_float(std::uint16_t(p[0] | (p[1] << 8)));
-}
-
 // Eight values in registers (GCC's and Clang's vector types): bytes less 8,
 // times the scale, to bfloat16 as float_to_bfloat16() rounds.
 using Bytes8 = std::uint8_t __attribute__((vector_size(8)));
@@ -84,22 +80,16 @@ void q8_0_blocks(const std::uint8_t* b, std::size_t count, std::uint16_t* y) {
 MOLD_VECTOR_CLONES
 void q4_k_blocks(const std::uint8_t* b, std::size_t count, std::uint16_t* y) {
   for (std::size_t i = 0; i < count; ++i, b += kQ4_KBytes) {
-    const float d = half_at(b), dmin = half_at(b + 2);
-    const std::uint8_t* scales = b + 4;
     const std::uint8_t* q = b + 16;
     for (int chunk = 0; chunk < 4; ++chunk, q += 32, y += 64) {
-      std::uint8_t sc, mn;
-      scale_min_k4(2 * chunk, scales, sc, mn);
-      const float d1 = d * sc, m1 = dmin * mn;
-      scale_min_k4(2 * chunk + 1, scales, sc, mn);
-      const float d2 = d * sc, m2 = dmin * mn;
+      const Q4KChunk c = q4_k_chunk(b, chunk);
       for (int l = 0; l < 32; ++l) {
-        const float scaled = d1 * float(q[l] & 0xF);
-        y[l] = float_to_bfloat16(scaled - m1);
+        const float scaled = c.low_scale * float(q[l] & 0xF);
+        y[l] = float_to_bfloat16(scaled - c.low_min);
       }
       for (int l = 0; l < 32; ++l) {
-        const float scaled = d2 * float(q[l] >> 4);
-        y[l + 32] = float_to_bfloat16(scaled - m2);
+        const float scaled = c.high_scale * float(q[l] >> 4);
+        y[l + 32] = float_to_bfloat16(scaled - c.high_min);
       }
     }
   }

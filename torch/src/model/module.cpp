@@ -13,6 +13,7 @@
 #include "mold/catalog/weight_layout.hpp"
 #include "mold/tensor/checkpoint.hpp"
 #include "mold/tensor/gguf_file.hpp"
+#include "mold/tensor/linear_from_blocks.hpp"
 #include "mold/tensor/safetensors.hpp"
 #include "mold/tensor/weight_set.hpp"
 
@@ -25,6 +26,11 @@ std::string shape_text(at::IntArrayRef shape) { return c10::str(shape); }
 bool declared_only(const at::Tensor& t) { return t.device().is_meta(); }
 
 /// `values` (any dtype, any device) as `type` blocks on `device`.
+bool quantizes_to(GgmlType type) {
+  return type == GgmlType::q4_0 || type == GgmlType::q8_0 ||
+         type == GgmlType::q4_k;
+}
+
 QuantizedTensor quantize_matrix(const at::Tensor& values, GgmlType type,
                                 const c10::Device& device) {
   const GgmlTypeInfo* info = ggml_type_info(std::uint32_t(type));
@@ -129,6 +135,14 @@ at::Tensor Module::weight(const std::string& name, at::Tensor& scratch) const {
   return out.view(tensor.shape);
 }
 
+at::Tensor Module::linear_with(const at::Tensor& x, const std::string& name,
+                               const at::Tensor& bias) const {
+  const auto q = quantized_.find(name);
+  if (q != quantized_.end() && linear_from_blocks_takes(x, q->second))
+    return linear_from_blocks(x, q->second, bias);
+  return at::linear(x, weight(name, weight_buffer_), bias);
+}
+
 int64_t Module::parameter_count() const {
   int64_t n = 0;
   for (const auto& [name, t] : params_) n += t.numel();
@@ -211,10 +225,10 @@ void Module::init_from_seed(std::uint64_t seed, const c10::Device& device,
                             at::ScalarType dtype,
                             std::optional<GgmlType> quantize) {
   at::NoGradGuard no_grad;
-  if (quantize && *quantize != GgmlType::q4_0 && *quantize != GgmlType::q8_0)
+  if (quantize && !quantizes_to(*quantize))
     throw InvalidArgument(
-        fmt::format("{}: mold quantizes to Q4_0 and Q8_0, not {}", describe(),
-                    ggml_type_name(std::uint32_t(*quantize))));
+        fmt::format("{}: mold quantizes to Q4_0, Q8_0 and Q4_K, not {}",
+                    describe(), ggml_type_name(std::uint32_t(*quantize))));
   quantized_.clear();
   at::Generator generator = at::detail::createCPUGenerator(seed);
   for (auto& [name, t] : params_) {  // name order: the same seed, the same
@@ -576,10 +590,10 @@ bool Module::quantizable(const std::string& name,
 
 void Module::quantize(GgmlType type) {
   const GgmlTypeInfo* info = ggml_type_info(std::uint32_t(type));
-  if (!info || (type != GgmlType::q4_0 && type != GgmlType::q8_0))
+  if (!info || !quantizes_to(type))
     throw InvalidArgument(
-        fmt::format("{}: mold quantizes to Q4_0 and Q8_0, not {}", describe(),
-                    ggml_type_name(std::uint32_t(type))));
+        fmt::format("{}: mold quantizes to Q4_0, Q8_0 and Q4_K, not {}",
+                    describe(), ggml_type_name(std::uint32_t(type))));
   at::NoGradGuard no_grad;
   for (auto& [name, t] : params_) {
     if (declared_only(t) || !quantizable(name, t.sizes().vec(), type)) continue;

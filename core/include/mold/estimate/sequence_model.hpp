@@ -121,14 +121,22 @@ struct SequenceShape {
                             const std::vector<MatmulShape>& products,
                             std::optional<double> alive = std::nullopt,
                             const std::string& what = {});
-  /// Sets weight_scratch when the workload's weights are quantized and the
-  /// largest matrix the op dequantizes is `rows` x `columns` (`name`, for
-  /// the detail): that many elements in the dtype on the cpu backend, whose
-  /// dequantization writes straight into the buffer; on another backend
-  /// also the tensor-operation dequantization's float32 value and product
-  /// and its cast (2 x 4 B + the dtype's size per element; not measured).
-  void count_weight_scratch(const Workload& workload, double rows,
-                            double columns, const std::string& name);
+  /// A matrix of the op, and the activation rows it multiplies.
+  struct MatrixUse {
+    double rows, columns;
+    double input_rows;
+    std::string name;
+  };
+  /// Sets weight_scratch when the workload's weights are quantized: the
+  /// largest of `matrices` the op dequantizes, that many elements in the
+  /// dtype on the cpu backend, whose dequantization writes straight into
+  /// the buffer; on another backend also the tensor-operation
+  /// dequantization's float32 value and product and its cast (2 x 4 B + the
+  /// dtype's size per element; not measured). On the cpu a matrix applied
+  /// to a few rows in a 16-bit dtype is multiplied from its blocks, not
+  /// dequantized (cpu_multiplies_from_blocks()).
+  void count_weight_scratch(const Workload& workload,
+                            const std::vector<MatrixUse>& matrices);
 };
 
 /// The constants of one (op, backend) table of the sequence kind.

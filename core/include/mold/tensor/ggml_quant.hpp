@@ -86,14 +86,62 @@ std::string supported_ggml_types();
 std::optional<std::uint64_t> ggml_bytes(const GgmlTypeInfo& type,
                                         std::uint64_t elements);
 
-/// IEEE half and bfloat16 bit patterns as floats (exact).
-float half_to_float(std::uint16_t bits);
+/// IEEE half and bfloat16 bit patterns as floats (exact). Inline: the block
+/// loops call it once a block.
+inline float half_to_float(std::uint16_t h) {
+  const std::uint32_t exponent = (h >> 10) & 0x1Fu;
+  std::uint32_t bits;
+  if (exponent == 0x1F) {  // infinity, NaN (its payload kept)
+    bits = 0x7F800000u | (std::uint32_t(h & 0x3FFu) << 13);
+  } else if (exponent == 0) {  // zero, subnormal: the mantissa times 2^-24
+    const float magnitude = float(h & 0x3FFu) * 0x1p-24f;
+    __builtin_memcpy(&bits, &magnitude, 4);
+  } else {  // normal: the exponent rebased from 15 to 127
+    bits = (std::uint32_t(h & 0x7FFFu) << 13) + ((127u - 15u) << 23);
+  }
+  bits |= std::uint32_t(h & 0x8000u) << 16;
+  float f;
+  __builtin_memcpy(&f, &bits, 4);
+  return f;
+}
 float bfloat16_to_float(std::uint16_t bits);
 
+/// The little-endian IEEE half at `p` (a block's scale) as a float.
+inline float half_at(const std::uint8_t* p) {
+  return half_to_float(std::uint16_t(p[0] | (p[1] << 8)));
+}
+
 /// The 6-bit scale and min of sub-block `j` (0-7) of a Q4_K or Q5_K
-/// super-block, from its 12 packed bytes `scales`.
-void scale_min_k4(int j, const std::uint8_t* scales, std::uint8_t& scale,
-                  std::uint8_t& min);
+/// super-block, from its 12 packed bytes `scales`. Inline: the block loops
+/// call it once a sub-block.
+inline void scale_min_k4(int j, const std::uint8_t* scales, std::uint8_t& scale,
+                         std::uint8_t& min) {
+  if (j < 4) {
+    scale = scales[j] & 63;
+    min = scales[j + 4] & 63;
+  } else {
+    scale = std::uint8_t((scales[j + 4] & 0xF) | ((scales[j - 4] >> 6) << 4));
+    min = std::uint8_t((scales[j + 4] >> 4) | ((scales[j] >> 6) << 4));
+  }
+}
+
+/// Chunk `chunk` (0-3) of a Q4_K super-block: its 64 values are the low
+/// nibbles of the block's bytes 16 + 32 chunk to 47 + 32 chunk times
+/// `low_scale` less `low_min`, then their high nibbles with the high pair
+/// (d and dmin times the sub-blocks' 6-bit scales and mins).
+struct Q4KChunk {
+  float low_scale, low_min, high_scale, high_min;
+};
+inline Q4KChunk q4_k_chunk(const std::uint8_t* block, int chunk) {
+  const float d = half_at(block), dmin = half_at(block + 2);
+  std::uint8_t sc, mn;
+  Q4KChunk c;
+  scale_min_k4(2 * chunk, block + 4, sc, mn);
+  c.low_scale = d * sc, c.low_min = dmin * mn;
+  scale_min_k4(2 * chunk + 1, block + 4, sc, mn);
+  c.high_scale = d * sc, c.high_min = dmin * mn;
+  return c;
+}
 
 /// Dequantizes `elements` elements (a whole number of blocks) of a supported
 /// type from `blocks` (little-endian, as in the file) into `out`, following
@@ -106,11 +154,14 @@ void dequantize_blocks(GgmlType type, const std::uint8_t* blocks,
 /// even, as ggml's GGML_FP32_TO_FP16).
 std::uint16_t float_to_half(float value);
 
-/// Quantizes `elements` floats (a whole number of blocks) into `out` as
-/// ggml's reference quantizers do (quantize_row_q4_0_ref, _q8_0_ref): the
-/// types mold makes itself, for a seeded model's q4 and q8 variants. Other
-/// types come from GGUF files. Throws InvalidArgument for another type or
-/// a partial block.
+/// Quantizes `elements` floats (a whole number of blocks) into `out`: Q4_0
+/// and Q8_0 as ggml's reference quantizers do (quantize_row_q4_0_ref,
+/// _q8_0_ref), the types of a seeded model's q4 and q8 variants; Q4_K (the
+/// published q4 files' type, for benchmarks and tests) from each
+/// sub-block's range, without the search for a better scale and min that
+/// ggml's quantize_row_q4_K_ref makes (the same format, a little more
+/// error). Other types come from GGUF files. Throws InvalidArgument for
+/// another type or a partial block.
 void quantize_blocks(GgmlType type, const float* values, std::size_t elements,
                      std::uint8_t* out);
 

@@ -171,8 +171,9 @@ class Module {
   Bytes loaded_bytes(const TensorListing& listing, const LayoutMapping& mapping,
                      at::ScalarType dtype) const;
   /// Replaces every matrix parameter `name`.weight whose rows are whole
-  /// blocks of `type` (Q4_0 or Q8_0) by its blocks, as ggml's reference
-  /// quantizer makes them: a seeded model's q4 and q8 variants. Others stay.
+  /// blocks of `type` (Q4_0, Q8_0 or Q4_K) by its blocks, as
+  /// quantize_blocks() makes them: a seeded model's q4 and q8 variants (Q4_K
+  /// for benchmarks). Others stay.
   void quantize(GgmlType type);
   /// Whether `name` is held quantized (ggml blocks or fp8 bytes).
   bool is_quantized(const std::string& name) const {
@@ -204,9 +205,9 @@ class Module {
 
   /// While alive, the module's weight buffer stays between forward passes
   /// (a denoise phase's steps: each would otherwise fault the pages of its
-  /// largest quantized matrix in again, 108 MiB for Qwen-Image's
-  /// modulation); freed when the last keeper goes. Its bytes are the
-  /// phase's working memory, which the estimates count.
+  /// largest dequantized matrix in again, 72 MiB for Qwen-Image's
+  /// feed-forward on the cpu); freed when the last keeper goes. Its bytes are
+  /// the phase's working memory, which the estimates count.
   class KeepWeightBuffer {
    public:
     explicit KeepWeightBuffer(const Module& module) : module_(module) {
@@ -237,6 +238,12 @@ class Module {
   /// its layers faults its pages in once, not once per layer. The result
   /// aliases `scratch` until the next call.
   at::Tensor weight(const std::string& name, at::Tensor& scratch) const;
+  /// at::linear(x, weight(name, weight_buffer_), bias): a denoiser's layer.
+  /// A quantized matrix applied to a few rows (a modulation layer's
+  /// timestep vector) is multiplied straight from its blocks
+  /// (mold/tensor/linear_from_blocks.hpp), never dequantized.
+  at::Tensor linear_with(const at::Tensor& x, const std::string& name,
+                         const at::Tensor& bias) const;
   bool has(const std::string& name) const { return params_.count(name) > 0; }
   /// Rows `ids` (int64, any shape) of an embedding matrix `name`, shape
   /// ids.shape + [columns], in the module's dtype: at::embedding() of
