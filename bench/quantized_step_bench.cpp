@@ -26,6 +26,7 @@
 #include <mold/model/denoiser.hpp>
 #include <mold/plugin/plugin_loader.hpp>
 #include <mold/plugin/registry.hpp>
+#include <mold/tensor/linear_from_blocks.hpp>
 #include <optional>
 #include <string>
 #include <vector>
@@ -37,6 +38,49 @@ namespace {
 double median(std::vector<double> v) {
   std::sort(v.begin(), v.end());
   return v[v.size() / 2];
+}
+
+// The step's extra work, timed alone: every matrix that takes a step's
+// tokens dequantized into one buffer (as the forward does), and the ones
+// that take a row per image (the modulations, the timestep's MLP, the
+// output norm's) multiplied from their blocks by one bf16 row.
+void where_time_goes(const char* name, const mold::Module& model, int rounds) {
+  const auto per_image = [](const std::string& m) {
+    return m.find("_mod.") != std::string::npos ||
+           m.rfind("time_text_embed.", 0) == 0 || m.rfind("norm_out.", 0) == 0;
+  };
+  std::vector<double> dequantized, from_blocks;
+  std::size_t dequantized_weights = 0, from_block_weights = 0;
+  at::Tensor buffer, sink;
+  for (int r = 0; r < rounds; ++r) {
+    double d = 0, f = 0;
+    dequantized_weights = from_block_weights = 0;
+    for (const auto& [matrix, q] : model.quantized()) {
+      const auto t = std::chrono::steady_clock::now();
+      if (per_image(matrix)) {
+        sink = mold::linear_from_blocks(
+            at::ones({1, q.shape[1]}, at::kBFloat16), q, at::Tensor());
+        f += std::chrono::duration<double>(std::chrono::steady_clock::now() - t)
+                 .count();
+        from_block_weights += std::size_t(q.numel());
+        continue;
+      }
+      if (!buffer.defined() || buffer.numel() < q.numel())
+        buffer = at::empty({q.numel()}, at::kBFloat16);
+      at::Tensor out = buffer.narrow(0, 0, q.numel());
+      mold::dequantize_into(q, out);
+      d += std::chrono::duration<double>(std::chrono::steady_clock::now() - t)
+               .count();
+      dequantized_weights += std::size_t(q.numel());
+    }
+    dequantized.push_back(d);
+    from_blocks.push_back(f);
+  }
+  fmt::print(
+      "  {:5} dequantized: {:.1f} M weights in {:6.1f} ms; from the blocks "
+      "(a row per image): {:.1f} M weights in {:5.1f} ms\n",
+      name, double(dequantized_weights) / 1e6, median(dequantized) * 1000,
+      double(from_block_weights) / 1e6, median(from_blocks) * 1000);
 }
 
 }  // namespace
@@ -113,5 +157,11 @@ int main(int argc, char** argv) {
   for (const auto& v : variants)
     fmt::print("  {:5} step {:7.3f} s (median of {}), {:.3f}x of bf16\n",
                v.name, median(v.times), rounds, median(v.times) / dense);
+  fmt::print(
+      "where a quantized step's time goes beyond the products (medians of "
+      "{}):\n",
+      rounds);
+  for (const auto& v : variants)
+    if (v.type) where_time_goes(v.name, *v.model, rounds);
   return 0;
 }

@@ -28,41 +28,51 @@ namespace {
 
 constexpr std::size_t kQ4_0Bytes = 18, kQ8_0Bytes = 34, kQ4_KBytes = 144;
 
-// Eight values in registers (GCC's and Clang's vector types): bytes less 8,
-// times the scale, to bfloat16 as float_to_bfloat16() rounds.
-using Bytes8 = std::uint8_t __attribute__((vector_size(8)));
-using Ints8 = std::int32_t __attribute__((vector_size(32)));
-using Bits8 = std::uint32_t __attribute__((vector_size(32)));
-using Floats8 = float __attribute__((vector_size(32)));
-using Halves8 = std::uint16_t __attribute__((vector_size(16)));
+// Sixteen values in registers (GCC's and Clang's vector types), to bfloat16
+// as float_to_bfloat16() rounds; CPUs whose vectors are narrower split them.
+// They pass between always-inlined functions only: no call with them
+// crosses an ABI boundary in any clone.
+#pragma GCC diagnostic ignored "-Wpsabi"
+using Bytes16 = std::uint8_t __attribute__((vector_size(16)));
+using Ints16 = std::int32_t __attribute__((vector_size(64)));
+using Bits16 = std::uint32_t __attribute__((vector_size(64)));
+using Floats16 = float __attribute__((vector_size(64)));
+using Halves16 = std::uint16_t __attribute__((vector_size(32)));
 
-inline __attribute__((always_inline)) void nibbles_to_bfloat16(
-    Bytes8 q, float d, std::uint16_t* y) {
-  const Floats8 values =
-      __builtin_convertvector(__builtin_convertvector(q, Ints8) - 8, Floats8) *
-      d;
-  Bits8 bits;
+inline __attribute__((always_inline)) void store_bfloat16(Floats16 values,
+                                                          std::uint16_t* y) {
+  Bits16 bits;
   std::memcpy(&bits, &values, sizeof bits);
-  const Bits8 rounded = (bits + 0x7FFFu + ((bits >> 16) & 1u)) >> 16;
-  const Bits8 nan = Bits8(values != values);  // all ones where NaN
-  const Bits8 quiet_nan = Bits8{} + 0x7FC0u;
-  const Bits8 out = (rounded & ~nan) | (quiet_nan & nan);
-  const Halves8 narrow = __builtin_convertvector(out, Halves8);
+  const Bits16 rounded = (bits + 0x7FFFu + ((bits >> 16) & 1u)) >> 16;
+  const Bits16 nan = Bits16(values != values);  // all ones where NaN
+  const Bits16 quiet_nan = Bits16{} + 0x7FC0u;
+  const Bits16 out = (rounded & ~nan) | (quiet_nan & nan);
+  const Halves16 narrow = __builtin_convertvector(out, Halves16);
   std::memcpy(y, &narrow, sizeof narrow);
+}
+
+inline __attribute__((always_inline)) Floats16 to_floats(Bytes16 q) {
+  return __builtin_convertvector(__builtin_convertvector(q, Ints16), Floats16);
+}
+
+// The bytes as int8 values: widened unsigned, then the sign restored (GCC
+// converts a signed byte vector one byte at a time).
+inline __attribute__((always_inline)) Floats16 signed_to_floats(Bytes16 q) {
+  const Ints16 widened =
+      __builtin_convertvector(q ^ std::uint8_t(0x80), Ints16) - 0x80;
+  return __builtin_convertvector(widened, Floats16);
 }
 
 MOLD_VECTOR_CLONES
 void q4_0_blocks(const std::uint8_t* b, std::size_t count, std::uint16_t* y) {
   for (std::size_t i = 0; i < count; ++i, b += kQ4_0Bytes, y += 32) {
     const float d = half_at(b);
-    // Low nibbles are elements 0-15, high ones 16-31; unpacked eight at a
-    // time in registers, never through memory.
-    for (int half = 0; half < 2; ++half) {
-      Bytes8 bytes;
-      std::memcpy(&bytes, b + 2 + 8 * half, 8);
-      nibbles_to_bfloat16(bytes & std::uint8_t(0x0F), d, y + 8 * half);
-      nibbles_to_bfloat16(bytes >> 4, d, y + 16 + 8 * half);
-    }
+    // Low nibbles are elements 0-15, high ones 16-31, each less 8 (exact in
+    // float32); unpacked in registers, never through memory.
+    Bytes16 bytes;
+    std::memcpy(&bytes, b + 2, 16);
+    store_bfloat16((to_floats(bytes & std::uint8_t(0x0F)) - 8.0f) * d, y);
+    store_bfloat16((to_floats(bytes >> 4) - 8.0f) * d, y + 16);
   }
 }
 
@@ -70,9 +80,10 @@ MOLD_VECTOR_CLONES
 void q8_0_blocks(const std::uint8_t* b, std::size_t count, std::uint16_t* y) {
   for (std::size_t i = 0; i < count; ++i, b += kQ8_0Bytes, y += 32) {
     const float d = half_at(b);
-    for (int j = 0; j < 32; ++j) {
-      const float value = float(static_cast<std::int8_t>(b[2 + j])) * d;
-      y[j] = float_to_bfloat16(value);
+    for (int half = 0; half < 2; ++half) {
+      Bytes16 bytes;
+      std::memcpy(&bytes, b + 2 + 16 * half, 16);
+      store_bfloat16(signed_to_floats(bytes) * d, y + 16 * half);
     }
   }
 }
@@ -83,13 +94,16 @@ void q4_k_blocks(const std::uint8_t* b, std::size_t count, std::uint16_t* y) {
     const std::uint8_t* q = b + 16;
     for (int chunk = 0; chunk < 4; ++chunk, q += 32, y += 64) {
       const Q4KChunk c = q4_k_chunk(b, chunk);
-      for (int l = 0; l < 32; ++l) {
-        const float scaled = c.low_scale * float(q[l] & 0xF);
-        y[l] = float_to_bfloat16(scaled - c.low_min);
-      }
-      for (int l = 0; l < 32; ++l) {
-        const float scaled = c.high_scale * float(q[l] >> 4);
-        y[l + 32] = float_to_bfloat16(scaled - c.high_min);
+      // The scale's product, then the min's difference, each rounded:
+      // sixteen nibbles at a time in registers.
+      for (int part = 0; part < 2; ++part) {
+        Bytes16 bytes;
+        std::memcpy(&bytes, q + 16 * part, 16);
+        const Floats16 low =
+            to_floats(bytes & std::uint8_t(0x0F)) * c.low_scale;
+        store_bfloat16(low - c.low_min, y + 16 * part);
+        const Floats16 high = to_floats(bytes >> 4) * c.high_scale;
+        store_bfloat16(high - c.high_min, y + 32 + 16 * part);
       }
     }
   }
