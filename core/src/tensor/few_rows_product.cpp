@@ -168,10 +168,9 @@ MOLD_INLINE void product(const QuantizedMatrixView& m, std::size_t first,
 
 // Any other type (and fp8): each matrix row decoded into a buffer by the
 // reference decoder, then multiplied.
-MOLD_VECTOR_CLONES
-void row_dots(const float* w, const float* x, std::size_t columns,
-              std::size_t rows, float scale, float* out,
-              std::size_t out_stride) {
+MOLD_INLINE void dot_rows(const float* w, const float* x, std::size_t columns,
+                          std::size_t rows, float scale, float* out,
+                          std::size_t out_stride) {
   const std::size_t vectors = columns / 16;
   for (std::size_t r = 0; r < rows; ++r) {
     const float* xr = x + r * columns;
@@ -182,6 +181,15 @@ void row_dots(const float* w, const float* x, std::size_t columns,
     for (std::size_t k = 16 * vectors; k < columns; ++k) sum += w[k] * xr[k];
     out[r * out_stride] = sum * scale;
   }
+}
+
+// The vector code inlined into each clone (a clone's own calls pass no
+// vector: Clang refuses those without the wider instructions).
+MOLD_VECTOR_CLONES
+void row_dots(const float* w, const float* x, std::size_t columns,
+              std::size_t rows, float scale, float* out,
+              std::size_t out_stride) {
+  dot_rows(w, x, columns, rows, scale, out, out_stride);
 }
 
 void product_through_rows(const QuantizedMatrixView& m, std::size_t first,

@@ -63,8 +63,9 @@ inline __attribute__((always_inline)) Floats16 signed_to_floats(Bytes16 q) {
   return __builtin_convertvector(widened, Floats16);
 }
 
-MOLD_VECTOR_CLONES
-void q4_0_blocks(const std::uint8_t* b, std::size_t count, std::uint16_t* y) {
+inline __attribute__((always_inline)) void q4_0_loop(const std::uint8_t* b,
+                                                     std::size_t count,
+                                                     std::uint16_t* y) {
   for (std::size_t i = 0; i < count; ++i, b += kQ4_0Bytes, y += 32) {
     const float d = half_at(b);
     // Low nibbles are elements 0-15, high ones 16-31, each less 8 (exact in
@@ -76,8 +77,9 @@ void q4_0_blocks(const std::uint8_t* b, std::size_t count, std::uint16_t* y) {
   }
 }
 
-MOLD_VECTOR_CLONES
-void q8_0_blocks(const std::uint8_t* b, std::size_t count, std::uint16_t* y) {
+inline __attribute__((always_inline)) void q8_0_loop(const std::uint8_t* b,
+                                                     std::size_t count,
+                                                     std::uint16_t* y) {
   for (std::size_t i = 0; i < count; ++i, b += kQ8_0Bytes, y += 32) {
     const float d = half_at(b);
     for (int half = 0; half < 2; ++half) {
@@ -88,8 +90,9 @@ void q8_0_blocks(const std::uint8_t* b, std::size_t count, std::uint16_t* y) {
   }
 }
 
-MOLD_VECTOR_CLONES
-void q4_k_blocks(const std::uint8_t* b, std::size_t count, std::uint16_t* y) {
+inline __attribute__((always_inline)) void q4_k_loop(const std::uint8_t* b,
+                                                     std::size_t count,
+                                                     std::uint16_t* y) {
   for (std::size_t i = 0; i < count; ++i, b += kQ4_KBytes) {
     const std::uint8_t* q = b + 16;
     for (int chunk = 0; chunk < 4; ++chunk, q += 32, y += 64) {
@@ -107,6 +110,23 @@ void q4_k_blocks(const std::uint8_t* b, std::size_t count, std::uint16_t* y) {
       }
     }
   }
+}
+
+// The clones: the vector code inlined into each (a clone's own calls pass
+// no vector, which Clang refuses without the wider instructions).
+MOLD_VECTOR_CLONES
+void q4_0_blocks(const std::uint8_t* b, std::size_t count, std::uint16_t* y) {
+  q4_0_loop(b, count, y);
+}
+
+MOLD_VECTOR_CLONES
+void q8_0_blocks(const std::uint8_t* b, std::size_t count, std::uint16_t* y) {
+  q8_0_loop(b, count, y);
+}
+
+MOLD_VECTOR_CLONES
+void q4_k_blocks(const std::uint8_t* b, std::size_t count, std::uint16_t* y) {
+  q4_k_loop(b, count, y);
 }
 
 }  // namespace

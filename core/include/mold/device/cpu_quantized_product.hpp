@@ -12,7 +12,7 @@ namespace mold {
 /// Activation rows up to which a model's layer multiplies a quantized matrix
 /// from its blocks on the cpu (dequant_bench's few-rows table: above, the
 /// dequantized matrix and the backend's bfloat16 product are faster).
-constexpr std::size_t kMaxRowsFromBlocks = 8;
+constexpr std::size_t kMaxRowsFromBlocks = 4;
 
 /// Whether the cpu backend multiplies `rows` activation rows whose elements
 /// are `element_bytes` wide by a quantized matrix from its blocks: a 16-bit
