@@ -4,6 +4,7 @@
 #include <fstream>
 #include <mold/base/error.hpp>
 #include <mold/device/cpu_matmul_kernel.hpp>
+#include <mold/device/cpu_quantized_product.hpp>
 #include <mold/estimate/calibration.hpp>
 #include <mold/estimate/sequence_model.hpp>
 #include <mold/plugin/data_files.hpp>
@@ -652,7 +653,9 @@ headroom = 1.0
   // On the cpu a matrix over a few rows is multiplied from its blocks: the
   // largest of the others is the buffer.
   const std::vector<SequenceShape::MatrixUse> few = {
-      {300, 10, 8, "modulation"}, {100, 10, 9, "m"}, {20, 10, 1000, "small"}};
+      {300, 10, double(kMaxRowsFromBlocks), "modulation"},
+      {100, 10, double(kMaxRowsFromBlocks) + 1, "m"},
+      {20, 10, 1000, "small"}};
   shape.count_weight_scratch(w, few);
   CHECK(shape.weight_scratch == 100.0 * 10 * 2);
   CHECK_THAT(shape.weight_scratch_detail, Catch::Contains("(m)"));
