@@ -179,7 +179,8 @@ void ServerMetrics::export_zeros(std::string_view backend) {
   state_->ooms.Add({{"backend", std::string(backend)}});
   for (const char* code : {"QUEUE_FULL", "INSUFFICIENT_MEMORY", "NEVER_FITS"})
     state_->rejections.Add({{"code", code}});
-  for (const char* outcome : {"ok", "oom", "error", "rejected", "cancelled"})
+  for (const char* outcome :
+       {"ok", "oom", "error", "rejected", "cancelled", "batch_failed"})
     state_->generations.Add({{"outcome", outcome}});
   for (const char* when : {"queued", "running"})
     state_->client_gone.Add({{"when", when}});

@@ -167,7 +167,8 @@ std::future<std::optional<ApiFailure>> submit(
     GenerationService& service, const std::string& prompt,
     std::shared_ptr<Answer> answer = std::make_shared<Answer>(),
     std::function<bool()> wanted = nullptr,
-    std::optional<ApiFailure>* refused = nullptr) {
+    std::optional<ApiFailure>* refused = nullptr,
+    std::function<bool()> client_left = nullptr) {
   JobCallbacks callbacks;
   callbacks.on_queued = [answer](int position) {
     answer->positions.push_back(position);
@@ -179,6 +180,7 @@ std::future<std::optional<ApiFailure>> submit(
     answer->done.set_value(std::move(failure));
   };
   callbacks.wanted = std::move(wanted);
+  callbacks.client_left = std::move(client_left);
   auto future = answer->done.get_future();
   auto no = service.submit(request(prompt), "id-" + prompt, "localhost",
                            std::move(callbacks));
@@ -353,6 +355,33 @@ TEST_CASE("server in-process: a job whose client left is not run",
   CHECK_THAT(failure->message, Catch::Contains("went away"));
   CHECK_FALSE(gone->started);
   CHECK(g.started == 1);  // the second never reached the pipeline
+}
+
+TEST_CASE(
+    "server in-process: an image stopped because another of its request "
+    "failed is counted as batch_failed, not as a client that left",
+    "[net][server]") {
+  FakeService fake;
+  JobGate& g = fake.g;
+  GenerationService& service = fake.service;
+  auto running = submit(service, "wait");
+  g.wait_started(1);
+  // Its sibling failed; its client is still there.
+  auto stopped = submit(
+      service, "wait", std::make_shared<Answer>(), [] { return false; },
+      nullptr, [] { return false; });
+  g.let_go();
+  CHECK_FALSE(running.get());
+  const auto failure = stopped.get();
+  REQUIRE(failure);
+  CHECK_THAT(failure->message, Catch::Contains("another image"));
+  const std::string metrics = fake.metrics.serialize();
+  CHECK_THAT(
+      metrics,
+      Catch::Contains("mold_generations_total{outcome=\"batch_failed\"} 1"));
+  CHECK_THAT(metrics, !Catch::Contains("outcome=\"cancelled\"} 1"));
+  CHECK_THAT(metrics, !Catch::Contains("when=\"queued\"} 1"));
+  CHECK(g.started == 1);  // it never reached the pipeline
 }
 
 TEST_CASE(

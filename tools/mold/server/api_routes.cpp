@@ -629,6 +629,7 @@ void ApiRoutes::openai_generate(const net::HttpRequest& request,
     submission.request.generate.seed = seed + std::uint64_t(i);
     JobCallbacks& callbacks = submission.callbacks;
     callbacks.wanted = [batch] { return batch->wanted(); };
+    callbacks.client_left = [batch] { return !batch->channel->open(); };
     if (i == 0)
       callbacks.watch_gone = [channel](std::function<void()> gone) {
         channel->on_close(std::move(gone));

@@ -146,6 +146,15 @@ class JobObserver final : public mold::RunObserver {
 
 }  // namespace
 
+namespace {
+
+/// Whether a job no longer wanted stopped because its client went away.
+bool client_left(const QueuedJob& job) {
+  return !job.callbacks.client_left || job.callbacks.client_left();
+}
+
+}  // namespace
+
 void GenerationService::State::run_job(QueuedJob& job) {
   const auto started_at = Clock::now();
   bool started = false;  // on_start was called
@@ -162,10 +171,12 @@ void GenerationService::State::run_job(QueuedJob& job) {
     const bool rejected =
         failure && (failure->code == codes::kInsufficientMemory ||
                     failure->code == codes::kNeverFits);
-    // A failure because the client went away: dropped before it started,
-    // or stopped at a phase or step.
-    const bool gone =
+    // A job no longer wanted: dropped before it started, or stopped at a
+    // phase or step, because its client went away or another image of its
+    // request failed.
+    const bool stopped =
         failure && job.callbacks.wanted && !job.callbacks.wanted();
+    const bool gone = stopped && client_left(job);
     if (gone) metrics.count_client_gone(started ? "running" : "queued");
     if (rejected) metrics.count_rejection(failure->code);
     {
@@ -184,6 +195,7 @@ void GenerationService::State::run_job(QueuedJob& job) {
                                  ? "oom"
                              : rejected ? "rejected"
                              : gone     ? "cancelled"
+                             : stopped  ? "batch_failed"
                                         : "error");
     if (failure && failure->oom && failure->oom->contains("label"))
       metrics.count_oom(where.backend);
@@ -191,9 +203,13 @@ void GenerationService::State::run_job(QueuedJob& job) {
       job.callbacks.on_done(std::move(png), std::move(failure));
   };
   if (job.callbacks.wanted && !job.callbacks.wanted())
-    return finish(std::nullopt,
-                  api_failure(codes::kBadRequest,
-                              "the client went away before its job started"));
+    return finish(
+        std::nullopt,
+        api_failure(codes::kBadRequest,
+                    client_left(job) ? "the client went away before its job "
+                                       "started"
+                                     : "another image of its request failed "
+                                       "before it started"));
   tools::FailureContext context;
   context.registry = host.registry.get();
   context.backend = where.backend;

@@ -47,9 +47,13 @@ struct JobCallbacks {
   std::function<void(const mold::PhaseEvent&)> on_phase;
   std::function<void(std::optional<GeneratedPng>, std::optional<ApiFailure>)>
       on_done;
-  /// False when the client went away: a job not yet started is dropped, a
-  /// running one stops before its next phase or step.
+  /// False when the job is no longer wanted: a job not yet started is
+  /// dropped, a running one stops before its next phase or step.
   std::function<bool()> wanted;
+  /// Whether its client went away, asked when wanted() turned false; unset:
+  /// it did. A request of several images stops them all when one fails:
+  /// those are counted as `batch_failed`, not as a client that left.
+  std::function<bool()> client_left;
   /// Given what to call when the client goes away, for the transport to call
   /// then (mold serve: the connection's close): a waiting job is withdrawn
   /// from the queue at once, its slot freed, never answered.

@@ -28,7 +28,8 @@ class ServerMetrics {
   void observe_phase(std::string_view phase, std::string_view status,
                      double seconds);
   /// A generation request that ended: "ok", "oom", "error", "rejected",
-  /// "cancelled" (its client went away).
+  /// "cancelled" (its client went away), "batch_failed" (another image of
+  /// its request failed first).
   void count_generation(std::string_view outcome);
   /// An out-of-memory error on `backend` ("cuda", "cpu", ...).
   void count_oom(std::string_view backend);
