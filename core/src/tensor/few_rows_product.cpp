@@ -7,48 +7,21 @@
 #include <vector>
 
 #include "mold/base/error.hpp"
-
-// The loops compiled for x86-64-v4 (AVX-512), v3 (AVX2) and the baseline, the
-// one for this CPU chosen when the program loads.
-#if defined(__x86_64__) && defined(__GNUC__) && !defined(__APPLE__)
-#  define MOLD_VECTOR_CLONES \
-    __attribute__((          \
-        target_clones("arch=x86-64-v4", "arch=x86-64-v3", "default")))
-#else
-#  define MOLD_VECTOR_CLONES
-#endif
-#define MOLD_INLINE inline __attribute__((always_inline))
-// The 16-float vectors below pass between always-inlined functions only:
-// no call with them crosses an ABI boundary in any clone.
-#pragma GCC diagnostic ignored "-Wpsabi"
+#include "tensor/vector_clones.hpp"
 
 namespace mold {
 
 namespace {
 
+using namespace vector_clones;
+
 constexpr std::size_t kQ4_0Bytes = 18, kQ8_0Bytes = 34, kQ4_KBytes = 144;
 constexpr std::size_t kRowsAtOnce = 4;  // activation rows per pass over W
-
-using Floats16 = float __attribute__((vector_size(64)));
-using Ints16 = std::int32_t __attribute__((vector_size(64)));
-using Bytes16 = std::uint8_t __attribute__((vector_size(16)));
 
 MOLD_INLINE Floats16 load_floats(const float* p) {
   Floats16 v;
   std::memcpy(&v, p, sizeof v);
   return v;
-}
-
-MOLD_INLINE Floats16 to_floats(Bytes16 q) {
-  return __builtin_convertvector(__builtin_convertvector(q, Ints16), Floats16);
-}
-
-// The bytes as int8 values. Widened unsigned, then the sign restored: GCC
-// turns a signed byte vector's conversion into one byte at a time.
-MOLD_INLINE Floats16 signed_to_floats(Bytes16 q) {
-  const Ints16 widened =
-      __builtin_convertvector(q ^ std::uint8_t(0x80), Ints16) - 0x80;
-  return __builtin_convertvector(widened, Floats16);
 }
 
 // 32 consecutive values of a matrix row (v0: the first 16), times the same 32

@@ -5,21 +5,12 @@
 #include <cstring>
 
 #include "mold/base/error.hpp"
+#include "tensor/vector_clones.hpp"
 
 // Each value as one product (and one difference for Q4_K) in float32, never
 // fused into one rounding: the same bits as dequantize_blocks().
 #if defined(__clang__)
 #  pragma clang fp contract(off)
-#endif
-
-// The block loops compiled for x86-64-v4 (AVX-512), v3 (AVX2) and the baseline,
-// the one for this CPU chosen when the program loads.
-#if defined(__x86_64__) && defined(__GNUC__) && !defined(__APPLE__)
-#  define MOLD_VECTOR_CLONES \
-    __attribute__((          \
-        target_clones("arch=x86-64-v4", "arch=x86-64-v3", "default")))
-#else
-#  define MOLD_VECTOR_CLONES
 #endif
 
 namespace mold {
@@ -28,19 +19,13 @@ namespace {
 
 constexpr std::size_t kQ4_0Bytes = 18, kQ8_0Bytes = 34, kQ4_KBytes = 144;
 
-// Sixteen values in registers (GCC's and Clang's vector types), to bfloat16
-// as float_to_bfloat16() rounds; CPUs whose vectors are narrower split them.
-// They pass between always-inlined functions only: no call with them
-// crosses an ABI boundary in any clone.
-#pragma GCC diagnostic ignored "-Wpsabi"
-using Bytes16 = std::uint8_t __attribute__((vector_size(16)));
-using Ints16 = std::int32_t __attribute__((vector_size(64)));
+using namespace vector_clones;
 using Bits16 = std::uint32_t __attribute__((vector_size(64)));
-using Floats16 = float __attribute__((vector_size(64)));
 using Halves16 = std::uint16_t __attribute__((vector_size(32)));
 
-inline __attribute__((always_inline)) void store_bfloat16(Floats16 values,
-                                                          std::uint16_t* y) {
+// Sixteen values to bfloat16 as float_to_bfloat16() rounds.
+
+MOLD_INLINE void store_bfloat16(Floats16 values, std::uint16_t* y) {
   Bits16 bits;
   std::memcpy(&bits, &values, sizeof bits);
   const Bits16 rounded = (bits + 0x7FFFu + ((bits >> 16) & 1u)) >> 16;
@@ -51,21 +36,8 @@ inline __attribute__((always_inline)) void store_bfloat16(Floats16 values,
   std::memcpy(y, &narrow, sizeof narrow);
 }
 
-inline __attribute__((always_inline)) Floats16 to_floats(Bytes16 q) {
-  return __builtin_convertvector(__builtin_convertvector(q, Ints16), Floats16);
-}
-
-// The bytes as int8 values: widened unsigned, then the sign restored (GCC
-// converts a signed byte vector one byte at a time).
-inline __attribute__((always_inline)) Floats16 signed_to_floats(Bytes16 q) {
-  const Ints16 widened =
-      __builtin_convertvector(q ^ std::uint8_t(0x80), Ints16) - 0x80;
-  return __builtin_convertvector(widened, Floats16);
-}
-
-inline __attribute__((always_inline)) void q4_0_loop(const std::uint8_t* b,
-                                                     std::size_t count,
-                                                     std::uint16_t* y) {
+MOLD_INLINE void q4_0_loop(const std::uint8_t* b, std::size_t count,
+                           std::uint16_t* y) {
   for (std::size_t i = 0; i < count; ++i, b += kQ4_0Bytes, y += 32) {
     const float d = half_at(b);
     // Low nibbles are elements 0-15, high ones 16-31, each less 8 (exact in
@@ -77,9 +49,8 @@ inline __attribute__((always_inline)) void q4_0_loop(const std::uint8_t* b,
   }
 }
 
-inline __attribute__((always_inline)) void q8_0_loop(const std::uint8_t* b,
-                                                     std::size_t count,
-                                                     std::uint16_t* y) {
+MOLD_INLINE void q8_0_loop(const std::uint8_t* b, std::size_t count,
+                           std::uint16_t* y) {
   for (std::size_t i = 0; i < count; ++i, b += kQ8_0Bytes, y += 32) {
     const float d = half_at(b);
     for (int half = 0; half < 2; ++half) {
@@ -90,9 +61,8 @@ inline __attribute__((always_inline)) void q8_0_loop(const std::uint8_t* b,
   }
 }
 
-inline __attribute__((always_inline)) void q4_k_loop(const std::uint8_t* b,
-                                                     std::size_t count,
-                                                     std::uint16_t* y) {
+MOLD_INLINE void q4_k_loop(const std::uint8_t* b, std::size_t count,
+                           std::uint16_t* y) {
   for (std::size_t i = 0; i < count; ++i, b += kQ4_KBytes) {
     const std::uint8_t* q = b + 16;
     for (int chunk = 0; chunk < 4; ++chunk, q += 32, y += 64) {
