@@ -23,6 +23,7 @@
 #include <cstdio>
 #include <cstdlib>
 #include <fstream>
+#include <mold/device/cpu_backend.hpp>
 #include <mold/model/denoiser.hpp>
 #include <mold/plugin/plugin_loader.hpp>
 #include <mold/plugin/registry.hpp>
@@ -89,6 +90,8 @@ int main(int argc, char** argv) {
   const int rounds = argc > 1 ? std::max(1, std::atoi(argv[1])) : 3;
   const int image_tokens = argc > 2 ? std::max(4, std::atoi(argv[2])) : 1024;
   const int text_tokens = argc > 3 ? std::max(1, std::atoi(argv[3])) : 64;
+  // The tracking allocator, installed before any tensor: its counts.
+  const auto cpu = mold::CpuBackend::instance();
   mold::Registry registry;
   mold::PluginLoader(registry).load_directory(mold_bench::kPluginDir);
   const mold::ModelFamily* family = registry.family("qwen_image");
@@ -144,7 +147,18 @@ int main(int argc, char** argv) {
   std::vector<std::unique_ptr<mold::Module::KeepWeightBuffer>> kept;
   for (auto& v : variants)
     kept.push_back(std::make_unique<mold::Module::KeepWeightBuffer>(*v.model));
-  for (auto& v : variants) v.model->forward(in);  // warm up
+  // Warm up; what each forward leaves allocated is its kept dequantization
+  // buffer: the largest matrix it dequantized (the estimates'
+  // dequantized_weights term on the cpu, `molddiag estimate --quantized`).
+  std::string buffers;
+  for (auto& v : variants) {
+    const mold::Bytes before = cpu->stats().allocated;
+    v.model->forward(in);
+    buffers +=
+        fmt::format("{}{} {:.1f} MiB", buffers.empty() ? "" : ", ", v.name,
+                    double(cpu->stats().allocated - before) / (1 << 20));
+  }
+  fmt::print("kept dequantization buffer: {}\n", buffers);
   for (int r = 0; r < rounds; ++r)
     for (auto& v : variants) {
       const auto t = std::chrono::steady_clock::now();
