@@ -8,6 +8,7 @@
 
 #include <sys/stat.h>
 
+#include <algorithm>
 #include <catch2/catch.hpp>
 #include <filesystem>
 #include <fstream>
@@ -443,6 +444,40 @@ TEST_CASE(
     CHECK_THAT(m.out, Catch::Contains("loads (with warnings) as") &&
                           Catch::Contains("1 unexpected (ignored on load): "
                                           "'layers.0.extra.weight'"));
+  }
+
+  SECTION(
+      "a layer the model lacks: each stored tensor counted once, a "
+      "fused qkv too") {
+    auto tensors = mold::test::zimage_comfy_transformer(*transformer);
+    int layers = 0;
+    for (const auto& [name, t] : tensors)
+      if (name.rfind("layers.", 0) == 0)
+        layers = std::max(layers, std::stoi(name.substr(7)) + 1);
+    const std::string third = "layers." + std::to_string(layers) + ".";
+    std::size_t copied = 0;
+    NamedTensors with_extra = tensors;
+    for (const auto& [name, t] : tensors)
+      if (name.rfind("layers.0.", 0) == 0) {
+        with_extra.emplace_back(third + name.substr(9), t);
+        ++copied;
+      }
+    REQUIRE(copied > 3);
+    const fs::path more = root / "extra_layer.safetensors";
+    mold::save_safetensors(more, with_extra);
+    auto j = mold::test::run_molddiag(
+        {"inspect", more.string(), "--arch", "tiny", "--json"});
+    INFO(j.err);
+    CHECK(j.exit_code == 0);
+    const auto check = nlohmann::json::parse(j.out).at("fits")[0].at("check");
+    CHECK(check.at("unexpected_count") == copied);
+    const auto& names = check.at("unexpected");
+    CHECK(std::count(names.begin(), names.end(),
+                     third + "attention.qkv.weight") == 1);
+    auto t =
+        mold::test::run_molddiag({"inspect", more.string(), "--arch", "tiny"});
+    CHECK_THAT(t.out, Catch::Contains(std::to_string(copied) +
+                                      " unexpected (ignored on load)"));
   }
 
   SECTION("two layouts mixed: it does not fit, and says why") {

@@ -2,13 +2,17 @@
 // (PNG, text chunks, progress, --plan, --json, batches, parking under a
 // memory limit) and its failure paths.
 
+#include <sched.h>
+
 #include <catch2/catch.hpp>
 #include <filesystem>
 #include <mold/device/blas_library.hpp>
+#include <mold/device/usable_cpus.hpp>
 #include <mold/plan/generate_schema.hpp>
 #include <mold/runtime/png.hpp>
 #include <mold/tensor/safetensors.hpp>
 #include <nlohmann/json.hpp>
+#include <stdexcept>
 
 #include "support/aten_for_tests.hpp"
 #include "support/process.hpp"
@@ -30,6 +34,32 @@ std::vector<std::string> tiny_args(const TempDir& out,
   args.insert(args.end(), more.begin(), more.end());
   return args;
 }
+
+/// Pins this thread (and so the processes it starts, as `taskset -c` would)
+/// to the first `cpus` CPUs of its affinity mask; restores the mask after.
+class PinnedCpus {
+ public:
+  explicit PinnedCpus(int cpus) {
+    CPU_ZERO(&before_);
+    if (sched_getaffinity(0, sizeof before_, &before_) != 0)
+      throw std::runtime_error("sched_getaffinity failed");
+    cpu_set_t pinned;
+    CPU_ZERO(&pinned);
+    for (int cpu = 0, taken = 0; cpu < CPU_SETSIZE && taken < cpus; ++cpu)
+      if (CPU_ISSET(cpu, &before_)) {
+        CPU_SET(cpu, &pinned);
+        ++taken;
+      }
+    if (sched_setaffinity(0, sizeof pinned, &pinned) != 0)
+      throw std::runtime_error("sched_setaffinity failed");
+  }
+  ~PinnedCpus() { sched_setaffinity(0, sizeof before_, &before_); }
+  PinnedCpus(const PinnedCpus&) = delete;
+  PinnedCpus& operator=(const PinnedCpus&) = delete;
+
+ private:
+  cpu_set_t before_;
+};
 
 }  // namespace
 
@@ -168,6 +198,55 @@ TEST_CASE("mold run --threads sets every compute pool and says so once",
   CHECK(remote.exit_code == 2);
   CHECK_THAT(remote.err, Catch::Contains("--threads is the server's") &&
                              Catch::Contains("--local"));
+}
+
+TEST_CASE("mold run computes on the CPUs it may run on unless told otherwise",
+          "[mold][run][threads]") {
+  TempDir out;
+  const std::map<std::string, std::string> no_override = {
+      {"OMP_NUM_THREADS", kUnset}};
+  {
+    // As under `taskset -c 0`: one CPU, one compute thread.
+    const PinnedCpus one(1);
+    const auto r = run_mold(tiny_args(out, {"--json"}), no_override);
+    INFO(r.err);
+    REQUIRE(r.exit_code == 0);
+    const auto report = nlohmann::json::parse(r.out);
+    CHECK(report["threads"]["compute"] == 1);
+    CHECK_THAT(report["threads"]["source"].get<std::string>(),
+               Catch::StartsWith("the CPUs this process may run on: 1 CPU "
+                                 "in its affinity mask"));
+    CHECK_THAT(r.err,
+               Catch::Contains("mold run: 1 compute thread (") &&
+                   Catch::Contains("), from the CPUs this process may "
+                                   "run on: 1 CPU in its affinity mask"));
+    const auto doctor =
+        mold::test::run_molddiag({"doctor", "--json"}, no_override);
+    INFO(doctor.err);
+    REQUIRE(doctor.exit_code == 0);
+    CHECK(nlohmann::json::parse(doctor.out)["libtorch"]["threads"] == 1);
+  }
+  {
+    // Every CPU of the mask (capped by this machine's cgroup quota, if any):
+    // 2 on a 2-CPU machine, where libtorch alone would take 1.
+    const PinnedCpus two(2);
+    const int expected = mold::usable_cpus().count();
+    const auto r = run_mold(tiny_args(out, {"--json"}), no_override);
+    INFO(r.err);
+    REQUIRE(r.exit_code == 0);
+    CHECK(nlohmann::json::parse(r.out)["threads"]["compute"] == expected);
+  }
+  // OMP_NUM_THREADS and --threads stay above the CPUs, and say so.
+  const auto omp =
+      run_mold(tiny_args(out, {"--json"}), {{"OMP_NUM_THREADS", "3"}});
+  INFO(omp.err);
+  REQUIRE(omp.exit_code == 0);
+  CHECK(nlohmann::json::parse(omp.out)["threads"]["compute"] == 3);
+  CHECK_THAT(omp.err, Catch::Contains("), from OMP_NUM_THREADS=3"));
+  const auto flag =
+      run_mold(tiny_args(out, {"--threads", "2"}), {{"OMP_NUM_THREADS", "3"}});
+  CHECK_THAT(flag.err, Catch::Contains("mold run: 2 compute threads (") &&
+                           Catch::Contains("), from --threads"));
 }
 
 TEST_CASE("mold run under a memory limit parks the text encoder and finishes",

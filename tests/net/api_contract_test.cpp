@@ -173,7 +173,7 @@ TEST_CASE("mold serve: docs/http-api.md's routes are the server's",
     INFO(route << ": " << r.status << " " << r.body);
     CHECK(r.body.find("no route") == std::string::npos);
   }
-  CHECK(client.request("GET", "/v1/models").status == 404);
+  CHECK(client.request("GET", "/v1/no-such-route").status == 404);
 }
 
 TEST_CASE(
@@ -445,4 +445,110 @@ TEST_CASE(
   CHECK(after <= baseline + (16ll << 20));
 #endif
   CHECK(client.request("POST", "/api/generate", fox(2)).status == 200);
+}
+
+TEST_CASE(
+    "mold serve: an OpenAI error's param is the request field or null; n is "
+    "bounded by the queue, and says so",
+    "[net][serve][openai][contract]") {
+  ServerProcess server({"--tiny", "--quiet", "--queue", "4"});
+  HttpClient client = client_for(server);
+  struct Case {
+    std::string body;
+    Json param;
+    std::string says;
+  };
+  const std::vector<Case> cases = {
+      // The queue holds 4 behind the running job: 5 a request.
+      {R"({"prompt":"x","n":10})", "n", "takes at most 5 a request"},
+      {R"({"prompt":"x","n":0})", "n", "out of range"},
+      {"[1,2]", nullptr, "JSON object"},
+      {R"("the prompt")", nullptr, "JSON object"},
+      {R"({"prompt":"x","colour":"red"})", "colour", "not a field"},
+      {R"({"prompt":"x","images":["aaaa"]})", "images", "not a field"},
+      {R"({"prompt":"x","quality":"hd"})", "quality", "quality"},
+      {R"({"prompt":"x","size":"17x17","steps":2})", "size", "size \"17x17\""},
+      {R"({"prompt":"x","steps":0})", "steps", "steps"},
+      {R"({"prompt":"x","n":2,"seed":18446744073709551615})", "seed", "2^64"},
+      {R"({"prompt":5})", "prompt", "prompt"},
+      {R"({"prompt":"x","width":1e400})", "width", "64-bit float"},
+  };
+  for (const auto& c : cases) {
+    INFO(c.body);
+    const auto r = client.request("POST", "/v1/images/generations", c.body);
+    INFO(r.status << " " << r.body);
+    CHECK(r.status == 400);
+    const Json error = json_of(r)["error"];
+    CHECK(error["param"] == c.param);
+    CHECK_THAT(error["message"].get<std::string>(), Catch::Contains(c.says));
+  }
+  // Within the bound, all of them.
+  const auto five = client.request(
+      "POST", "/v1/images/generations",
+      R"({"prompt":"x","n":5,"size":"64x64","steps":1,"tiny":true})");
+  INFO(five.body.substr(0, 300));
+  REQUIRE(five.status == 200);
+  CHECK(json_of(five)["data"].size() == 5);
+}
+
+TEST_CASE(
+    "mold serve: /v1/models lists the models it runs; an image's address "
+    "takes a query's extra parameters",
+    "[net][serve][openai][contract]") {
+  ServerProcess server({"--tiny", "--quiet"});
+  HttpClient client = client_for(server);
+  const auto list = client.request("GET", "/v1/models");
+  REQUIRE(list.status == 200);
+  const Json models = json_of(list);
+  CHECK(models["object"] == "list");
+  std::set<std::string> ids;
+  for (const auto& m : models["data"]) {
+    CHECK(m["object"] == "model");
+    CHECK(m["created"].is_number_integer());
+    CHECK(m["owned_by"].is_string());
+    ids.insert(m["id"].get<std::string>());
+  }
+  for (const char* id : {"z-image-turbo", "z-image-turbo:bf16",
+                         "qwen-image-edit-2511", "qwen-image-edit-2511:q4"})
+    CHECK(ids.count(id) == 1);
+  // The id as clients send it, percent-encoded.
+  const auto one =
+      client.request("GET", "/v1/models/qwen-image-edit-2511%3Aq4");
+  INFO(one.body);
+  REQUIRE(one.status == 200);
+  CHECK(json_of(one)["id"] == "qwen-image-edit-2511:q4");
+  const auto none = client.request("GET", "/v1/models/dall-e-3");
+  CHECK(none.status == 404);
+  CHECK(json_of(none)["error"]["code"] == "model_not_found");
+  CHECK_THAT(json_of(none)["error"]["message"].get<std::string>(),
+             Catch::Contains("z-image-turbo"));
+  CHECK(client.request("GET", "/v1/models/").status == 404);
+  CHECK(client.request("GET", "/v1/models/a/b").status == 404);
+  CHECK(client.request("POST", "/v1/models", "{}").status == 405);
+  // Without weights it runs nothing and says so.
+  {
+    TempDir empty;
+    ServerProcess bare({"--quiet", "--model-dir", empty.path()});
+    HttpClient bare_client = client_for(bare);
+    const auto bare_list = bare_client.request("GET", "/v1/models");
+    REQUIRE(bare_list.status == 200);
+    CHECK(json_of(bare_list)["data"].empty());
+  }
+
+  const auto url = client.request(
+      "POST", "/v1/images/generations",
+      R"({"prompt":"x","size":"64x64","steps":1,"response_format":"url"})");
+  REQUIRE(url.status == 200);
+  const std::string address = json_of(url)["data"][0]["url"];
+  const std::string target = address.substr(address.find("/v1/"));
+  const std::string id = target.substr(target.find("id=") + 3);
+  for (const std::string& query :
+       {"?id=" + id + "&x=1", "?utm_source=cdn&id=" + id, "?id=" + id + "&"}) {
+    INFO(query);
+    const auto r = client.request("GET", "/v1/images/file" + query);
+    CHECK(r.status == 200);
+    CHECK(r.header("Content-Type") == "image/png");
+  }
+  CHECK(client.request("GET", "/v1/images/file?id=" + id + "x").status == 404);
+  CHECK(client.request("GET", "/v1/images/file?id=%zz").status == 404);
 }

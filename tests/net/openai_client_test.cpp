@@ -97,7 +97,7 @@ TEST_CASE("OpenAI's Node client makes images with mold serve --tiny",
   const auto r = node(dir, server, "basic");
   INFO(r.out << r.err);
   CHECK(r.exit_code == 0);
-  CHECK(passed_checks(r.out) == 14);
+  CHECK(passed_checks(r.out) == 21);
 }
 
 TEST_CASE("OpenAI's Node client waits out a full queue's 503 Retry-After",

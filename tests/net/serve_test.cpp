@@ -68,7 +68,7 @@ TEST_CASE("mold serve: status, models, memory, health and metrics",
   CHECK(status["backend"] == "cpu");
   CHECK(status["device"].get<std::string>().size() > 0);
   CHECK(status["memory"]["total"].get<std::uint64_t>() > 0);
-  CHECK(status["queue"]["capacity"] == 8);
+  CHECK(status["queue"]["capacity"] == 16);
   CHECK(status["queue"]["depth"] == 0);
   CHECK(status["busy"] == false);
   CHECK(status["models"].empty());
@@ -113,7 +113,7 @@ TEST_CASE("mold serve: status, models, memory, health and metrics",
        {"mold_http_requests_total{method=\"POST\",route=\"/api/generate\","
         "status=\"200\"} 1",
         "mold_generations_total{outcome=\"ok\"} 1", "mold_queue_depth 0",
-        "mold_queue_capacity 8", "mold_models_loaded 1",
+        "mold_queue_capacity 16", "mold_models_loaded 1",
         "mold_cache_loads_total{component=\"transformer\"} 1",
         "mold_phase_duration_seconds_count{phase=\"denoise\",status=\"done\"} "
         "1",

@@ -453,6 +453,11 @@ TEST_CASE(
   CHECK(steps_run == 1);  // step 2 never ran
   CHECK_THAT(fake.metrics.serialize(),
              Catch::Contains("mold_client_gone_total{when=\"running\"} 1"));
+  // /api/memory's record says what the metrics say: cancelled, not an error.
+  const auto last = service.memory()["last_request"];
+  INFO(last.dump());
+  CHECK(last["status"] == "cancelled");
+  CHECK_FALSE(last["phases"].empty());
   // The runner is the model's: the next job is not cancelled by the last.
   CHECK_FALSE(submit(service, "ok").get());
 }

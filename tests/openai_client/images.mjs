@@ -73,6 +73,30 @@ async function basic() {
         `status ${fetched.status}`);
   check("url: the same image as seed 7's b64_json", bytes.equals(pngs[0]),
         "a different image");
+  // A proxy or CDN adds parameters of its own: the address still works.
+  const tagged = await fetch(`${url}&utm_source=cdn&x=1`);
+  check("url: extra query parameters are ignored", tagged.status === 200,
+        `status ${tagged.status}`);
+
+  // The documented range with the server's default queue: n 10.
+  const ten = await client().images.generate({ prompt: "a red fox", n: 10, seed: 1, ...small });
+  check("n 10 with the default queue", ten.data.length === 10, `${ten.data.length} images`);
+  // mold's own fields come along, tiny among them.
+  const tiny = await client().images.generate({ prompt: "x", tiny: true, ...small });
+  check("mold's tiny field passes", isPng(Buffer.from(tiny.data[0]?.b64_json ?? "", "base64")),
+        "no PNG");
+
+  // The models this server runs, as OpenAI lists its own.
+  const ids = [];
+  for await (const m of client().models.list()) ids.push(m.id);
+  check("models.list has z-image-turbo and its variants",
+        ids.includes("z-image-turbo") && ids.includes("z-image-turbo:bf16"), ids.join(","));
+  const one = await client().models.retrieve("qwen-image-edit-2511:q4");
+  check("models.retrieve a variant", one.id === "qwen-image-edit-2511:q4" &&
+        one.object === "model", JSON.stringify(one));
+  const none = await refused("models.retrieve dall-e-3: NotFoundError 404",
+    OpenAI.NotFoundError, 404, () => client().models.retrieve("dall-e-3"));
+  check("its 404 says model_not_found", none?.code === "model_not_found", `code ${none?.code}`);
 
   const size = await refused("a size mold refuses: BadRequestError 400",
     OpenAI.BadRequestError, 400,

@@ -621,6 +621,25 @@ TEST_CASE("hostile GGUF files are refused naming what is wrong", "[gguf]") {
                         Catch::Contains("more than 4194304 values"));
 }
 
+TEST_CASE("a GGUF that gives a metadata key twice is refused naming it",
+          "[gguf]") {
+  // ggml's own reader refuses such a file; the first value is not "the" one.
+  TempDir dir;
+  GgufWriter w;
+  w.metadata_string("general.architecture", "lumina2");
+  w.metadata_u32("general.alignment", 32);
+  w.metadata_string("general.architecture", "flux");
+  w.tensor("a", {32, 2}, 8, Block(68, 0));
+  const std::string path = dir.path() + "/twice.gguf";
+  w.write(path);
+  CHECK_THROWS_AS(mold::GgufFile::open(path), mold::GgufError);
+  CHECK_THROWS_WITH(mold::GgufFile::open(path),
+                    Catch::Contains("twice.gguf") &&
+                        Catch::Contains("the metadata key "
+                                        "\"general.architecture\" is given "
+                                        "twice"));
+}
+
 TEST_CASE("mutated GGUF files never crash the reader", "[gguf]") {
   TempDir dir;
   GgufWriter w;

@@ -45,6 +45,16 @@ TEST_CASE("a safetensors header gives its entries, metadata and data section",
   CHECK(mold::safetensors_dtype_size("F8_E8M0") == 0);
 }
 
+TEST_CASE("a key repeated inside a tensor's entry is not a second tensor",
+          "[safetensors]") {
+  // Only the header's own keys are tensor names.
+  const std::string header =
+      R"({"__metadata__":{"a":"1"},"a":{"dtype":"F32","shape":[1],"data_offsets":[0,4]}})";
+  const auto parsed = parse(raw_file(header, std::string(4, '\0')));
+  CHECK(parsed.entries.size() == 1);
+  CHECK(parsed.metadata.at("a") == "1");
+}
+
 TEST_CASE("broken safetensors headers name the origin and the tensor",
           "[safetensors]") {
   struct Case {
@@ -127,6 +137,20 @@ TEST_CASE("broken safetensors headers name the origin and the tensor",
        raw_file(R"({"w":{"dtype":4,"shape":[1],"data_offsets":[0,4]}})",
                 std::string(4, '\0')),
        "tensor 'w': dtype must be a string"},
+      // The parser would keep the last of the two: refused by the name.
+      {"twice",
+       raw_file(
+           R"({"w":{"dtype":"F32","shape":[1],"data_offsets":[0,4]},"v":{"dtype":"F32","shape":[1],"data_offsets":[4,8]},"w":{"dtype":"F32","shape":[1],"data_offsets":[4,8]}})",
+           std::string(8, '\0')),
+       "the header names tensor 'w' twice"},
+      {"twice_apart",
+       raw_file(
+           R"({"w":{"dtype":"F32","shape":[1],"data_offsets":[0,4]},"w":{"dtype":"F32","shape":[1],"data_offsets":[0,4]}})",
+           std::string(4, '\0')),
+       "the header names tensor 'w' twice"},
+      {"metadata_twice",
+       raw_file(R"({"__metadata__":{},"__metadata__":{}})", ""),
+       "the header names the section '__metadata__' twice"},
   };
   for (const auto& c : cases) {
     INFO(c.name);

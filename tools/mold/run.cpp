@@ -127,9 +127,8 @@ int run_local(const RunRequest& request,
   const tools::Host host = tools::open_host(request.host);
   tools::warn_load_errors(*host.registry, "molddiag plugins");
   // Every compute pool at one count (the BLAS's would be every logical CPU).
-  const mold::ThreadCounts threads = mold::set_compute_threads(
-      request.threads > 0 ? request.threads
-                          : mold::compute_thread_counts().intra_op);
+  const mold::ThreadCounts threads =
+      mold::start_compute_threads(request.threads);
   tools::PreparedRun prepared = tools::prepare_run(
       host, request.model_spec, request.tiny, request.model_dirs, request.dtype,
       request.backend, request.component_files);
@@ -203,7 +202,8 @@ int run_local(const RunRequest& request,
       recorder.set_field("threads",
                          nlohmann::json{{"compute", threads.intra_op},
                                         {"blas", threads.blas},
-                                        {"inter_op", threads.inter_op}}
+                                        {"inter_op", threads.inter_op},
+                                        {"source", threads.source}}
                              .dump());
       recorder.set_field("components",
                          sources_json(pipeline->component_sources()).dump());

@@ -95,7 +95,8 @@ tools::Parsed<RunRequest> parse_run_options(
   tools::add_ranged_int(
       options, "threads", &r.threads, 1, 4096,
       "compute threads: libtorch's and the BLAS's pools (default: "
-      "OMP_NUM_THREADS, else the physical cores)");
+      "OMP_NUM_THREADS, else the CPUs this process may run on: its affinity "
+      "mask, capped by a cgroup CPU quota)");
   tools::add_host_options(options, r.host);
   po::positional_options_description positional;
   positional.add("model", 1).add("prompt", 1);

@@ -46,7 +46,9 @@ struct ServeRequest {
   std::string token;
   std::string max_body = "64 MiB";
   int port = net::kDefaultPort;
-  int queue = 8;
+  /// Room behind the running job for an OpenAI request's n = 10 images (9)
+  /// and a few other clients'.
+  int queue = 16;
   int read_timeout = 30;
   int write_timeout = 60;
   int drain_timeout = 30;
@@ -95,7 +97,9 @@ tools::Parsed<ServeRequest> parse_serve_options(
                            po::value(&r.max_body)->default_value(r.max_body),
                            "largest request body, e.g. \"64 MiB\"");
   tools::add_ranged_int(options, "queue", &r.queue, 0, 100000,
-                        "requests that may wait for the device", 8);
+                        "requests that may wait for the device (an OpenAI "
+                        "request of n images takes n - 1)",
+                        r.queue);
   tools::add_ranged_int(options, "read-timeout", &r.read_timeout, 1, 3600,
                         "seconds a request may take to arrive", 30);
   tools::add_ranged_int(options, "write-timeout", &r.write_timeout, 1, 3600,
@@ -109,7 +113,8 @@ tools::Parsed<ServeRequest> parse_serve_options(
   tools::add_ranged_int(
       options, "threads", &r.compute_threads, 1, 4096,
       "compute threads: libtorch's and the BLAS's pools (default: "
-      "OMP_NUM_THREADS, else the physical cores)");
+      "OMP_NUM_THREADS, else the CPUs this process may run on: its affinity "
+      "mask, capped by a cgroup CPU quota)");
   tools::add_ranged_int(options, "heartbeat", &r.heartbeat, 1, 3600,
                         "seconds between keep-alive comments on event streams",
                         15);
@@ -216,9 +221,8 @@ int serve(const ServeRequest& request) {
   tools::warn_load_errors(*host.registry, "molddiag plugins");
   net::ServerMetrics metrics;
   // Every compute pool at one count, before the worker starts.
-  const mold::ThreadCounts threads = mold::set_compute_threads(
-      request.compute_threads > 0 ? request.compute_threads
-                                  : mold::compute_thread_counts().intra_op);
+  const mold::ThreadCounts threads =
+      mold::start_compute_threads(request.compute_threads);
   GenerationService service(host, request.models, std::size_t(request.queue),
                             metrics);
   ApiSettings settings;

@@ -7,6 +7,7 @@
 #include <map>
 #include <mold/base/build_config.hpp>
 #include <mold/plugin/plugin.hpp>
+#include <mold/tensor/compute_threads.hpp>
 #include <string>
 #include <vector>
 
@@ -15,6 +16,10 @@
 #include "common/command_table.hpp"
 
 int main(int argc, char** argv) {
+  // The commands that compute (leak, parity, calibrate, run-component) start
+  // with the threads mold run would: OMP_NUM_THREADS, else the CPUs this
+  // process may run on.
+  mold::start_compute_threads(0);
   using Run = std::function<int(const std::vector<std::string>&)>;
   const std::map<std::string, Run> all = {
       {"plugins", molddiag::plugins_command},

@@ -16,7 +16,7 @@ namespace mold {
 namespace {
 
 // The smallest descriptor of API version 1: every field up to make_factories.
-constexpr std::size_t kInfoSizeV1 =
+constexpr std::size_t kCompanionInfoSizeV1 =
     offsetof(mold_companion_info, make_factories) +
     sizeof(void (*)(const void*, FamilyFactories&));
 
@@ -79,7 +79,7 @@ const FamilyFactories& Companion::factories() {
     throw Error(fmt::format("{}: its '{}' returned no descriptor; {}", file,
                             MOLD_COMPANION_ENTRY_SYMBOL, reinstall));
   if (info->api_version != MOLD_PLUGIN_API_VERSION ||
-      info->struct_size < kInfoSizeV1)
+      info->struct_size < kCompanionInfoSizeV1)
     throw Error(fmt::format(
         "{} was built for mold plugin API {} (descriptor of {} bytes); this "
         "mold has API {}: {}",

@@ -36,7 +36,7 @@ bool valid_plugin_name(const std::string& name) {
 }
 
 // The smallest descriptor of API version 1: every field up to register_all.
-constexpr std::size_t kInfoSizeV1 =
+constexpr std::size_t kPluginInfoSizeV1 =
     offsetof(mold_plugin_info, register_all) + sizeof(void (*)(Registrar&));
 
 }  // namespace
@@ -137,14 +137,14 @@ bool PluginLoader::load_file(const fs::path& path) {
                     "Rebuild the plugin against this mold SDK (" MOLD_VERSION
                     ")",
                     path.string(), info->api_version, MOLD_PLUGIN_API_VERSION));
-  if (info->struct_size < kInfoSizeV1)
+  if (info->struct_size < kPluginInfoSizeV1)
     return fail(
         LoadErrorKind::struct_too_small,
         fmt::format(
             "{}: plugin descriptor is {} bytes, API version {} needs at "
             "least {}: the plugin was built with a damaged SDK header",
             path.string(), info->struct_size, MOLD_PLUGIN_API_VERSION,
-            kInfoSizeV1));
+            kPluginInfoSizeV1));
 
   const std::string name = info->name ? info->name : "";
   const std::string version = info->version ? info->version : "";

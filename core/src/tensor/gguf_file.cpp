@@ -227,8 +227,16 @@ GgufFile GgufFile::open(const std::filesystem::path& path) {
   if (metadata_count > r.left() / 12)
     r.fail(fmt::format("{} metadata entries cannot fit in the {} bytes left",
                        metadata_count, r.left()));
+  std::set<std::string> keys;
   for (std::uint64_t i = 0; i < metadata_count; ++i) {
     std::string key = r.string("a metadata key");
+    // As ggml's own reader: a key given twice (general.architecture "lumina2",
+    // then "flux") leaves which value is meant unknown.
+    if (!keys.insert(key).second)
+      r.fail(
+          fmt::format("the metadata key \"{}\" is given twice; which value "
+                      "is meant cannot be told: the file is damaged",
+                      escape_control(key)));
     const auto type = r.number<std::uint32_t>("a metadata type");
     GgufValue value;
     try {

@@ -9,6 +9,8 @@
 #include <cerrno>
 #include <cstring>
 #include <nlohmann/json.hpp>
+#include <set>
+#include <string>
 #include <utility>
 
 #include "config/json_document.hpp"
@@ -106,8 +108,23 @@ SafetensorsHeader parse_safetensors_header(const char* bytes, std::size_t size,
                     "header nests 3): the file is damaged or hostile",
                     depth));
   nlohmann::json json;
+  // The parser keeps the last of two entries of one name, and a file that
+  // names a tensor twice is damaged whichever it meant: refused naming it.
+  std::set<std::string> names;
+  const nlohmann::json::parser_callback_t once =
+      [&](int depth, nlohmann::json::parse_event_t event,
+          nlohmann::json& parsed) {
+        if (depth == 1 && event == nlohmann::json::parse_event_t::key &&
+            !names.insert(parsed.get<std::string>()).second)
+          throw fail(fmt::format(
+              "the header names {} '{}' twice: the file is damaged (which "
+              "entry is meant cannot be told); write it again",
+              parsed == "__metadata__" ? "the section" : "tensor",
+              escape_control(parsed.get<std::string>())));
+        return true;
+      };
   try {
-    json = nlohmann::json::parse(bytes + 8, bytes + 8 + header_size);
+    json = nlohmann::json::parse(bytes + 8, bytes + 8 + header_size, once);
   } catch (const nlohmann::json::exception& e) {
     throw fail(fmt::format("the JSON header is invalid: {}", e.what()));
   }

@@ -19,6 +19,10 @@ namespace mold_cli {
 struct ApiFailure {
   std::string code;
   std::string message;
+  /// The request field refused, as the client sent it ("n", "size"): the
+  /// OpenAI routes' "param". Empty when the message names none or it is
+  /// read from the message (openai_error_response).
+  std::string field;
   std::optional<nlohmann::json> oom;
   std::vector<std::pair<std::string, std::string>> headers;
 };

@@ -10,6 +10,7 @@
 #include <mold/net/api_error.hpp>
 #include <mold/net/base64.hpp>
 #include <mold/net/generate_json.hpp>
+#include <mold/net/query_string.hpp>
 #include <mold/net/sse.hpp>
 #include <mold/plan/generate_schema.hpp>
 #include <mold/runtime/event_json.hpp>
@@ -20,6 +21,7 @@
 
 #include "common/image_input.hpp"
 #include "openai_images.hpp"
+#include "openai_models.hpp"
 
 namespace mold_cli {
 
@@ -33,6 +35,7 @@ namespace {
 struct Refused {
   std::string_view code;
   std::string message;
+  std::string field = {};  ///< the request field refused, when one is
 };
 
 net::HttpResponse json_response(const Json& body, int status = 200) {
@@ -45,7 +48,8 @@ net::HttpResponse json_response(const Json& body, int status = 200) {
 net::HttpResponse failure_response(const ApiFailure& f,
                                    Dialect dialect = Dialect::mold) {
   return dialect == Dialect::openai
-             ? openai_error_response(f.code, f.message, f.oom, f.headers)
+             ? openai_error_response(f.code, f.message, f.oom, f.headers,
+                                     f.field)
              : net::error_response(f.code, f.message, f.oom, f.headers);
 }
 
@@ -92,14 +96,16 @@ Json parse_body(const net::HttpRequest& request, bool allow_empty) {
         codes::kValidationError,
         fmt::format("{}: a number beyond what a 64-bit float holds (at most "
                     "about 1.8e308 either way)",
-                    key.empty() ? "the body" : mold::shown_value(key))};
+                    key.empty() ? "the body" : mold::shown_value(key)),
+        key.empty() ? "" : mold::shown_value(key)};
   }
 }
 
 /// The most source images one generate request may carry.
 
 [[noreturn]] void invalid(const std::string& field, const std::string& why) {
-  throw Refused{codes::kValidationError, fmt::format("{}: {}", field, why)};
+  throw Refused{codes::kValidationError, fmt::format("{}: {}", field, why),
+                field};
 }
 
 std::string string_field(const Json& body, const char* name, bool required,
@@ -291,6 +297,8 @@ const std::vector<ApiRoutes::Route>& ApiRoutes::routes() {
       {"/api/generate", "POST", &ApiRoutes::generate_png, true},
       {"/api/generate/stream", "POST", &ApiRoutes::generate_stream, true},
       {"/metrics", "GET", &ApiRoutes::metrics, true},
+      {"/v1/models", "GET", &ApiRoutes::openai_models, true},
+      {"/v1/models/{id}", "GET", &ApiRoutes::openai_model_by_id, true},
       {"/v1/images/generations", "POST", &ApiRoutes::openai_generate, true},
       // The addresses of "url" answers: unguessable, kept an hour, no key.
       {"/v1/images/file", "GET", &ApiRoutes::openai_image_file, false},
@@ -305,10 +313,26 @@ std::vector<std::string> ApiRoutes::route_names() {
   return names;
 }
 
-std::string ApiRoutes::route_of(const std::string& path) {
+bool ApiRoutes::Route::matches(const std::string& request_path) const {
+  // "/v1/models/{id}": the prefix, then one segment that is not empty.
+  const std::string_view own(path);
+  const auto slot = own.find('{');
+  if (slot == std::string_view::npos) return request_path == own;
+  const std::string_view prefix = own.substr(0, slot);
+  return request_path.size() > prefix.size() &&
+         request_path.compare(0, prefix.size(), prefix) == 0 &&
+         request_path.find('/', prefix.size()) == std::string::npos;
+}
+
+const ApiRoutes::Route* ApiRoutes::route_for(const std::string& path) {
   for (const auto& route : routes())
-    if (path == route.path) return route.path;
-  return "other";
+    if (route.matches(path)) return &route;
+  return nullptr;
+}
+
+std::string ApiRoutes::route_of(const std::string& path) {
+  const Route* route = route_for(path);
+  return route ? route->path : "other";
 }
 
 bool ApiRoutes::authorized(const net::HttpRequest& request,
@@ -338,14 +362,14 @@ void ApiRoutes::handle(net::HttpRequest request, Channel channel) {
       request.path.rfind("/v1/", 0) == 0 ? Dialect::openai : Dialect::mold;
   const auto refuse =
       [&](std::string_view code, std::string message,
-          std::vector<std::pair<std::string, std::string>> headers = {}) {
+          std::vector<std::pair<std::string, std::string>> headers = {},
+          std::string field = {}) {
         ApiFailure failure = api_failure(code, std::move(message));
         failure.headers = std::move(headers);
+        failure.field = std::move(field);
         channel->send(failure_response(failure, dialect));
       };
-  const Route* route = nullptr;
-  for (const auto& r : routes())
-    if (request.path == r.path) route = &r;
+  const Route* route = route_for(request.path);
   if (!route) {
     refuse(codes::kNotFound,
            fmt::format("no route {} {}; the routes are in docs/http-api.md "
@@ -368,7 +392,7 @@ void ApiRoutes::handle(net::HttpRequest request, Channel channel) {
   try {
     (this->*route->handler)(request, channel);
   } catch (const Refused& refused) {
-    refuse(refused.code, refused.message);
+    refuse(refused.code, refused.message, {}, refused.field);
   } catch (...) {
     mold::tools::FailureContext context;
     context.backend = service_.backend_name();
@@ -599,9 +623,17 @@ void ApiRoutes::openai_generate(const net::HttpRequest& request,
   OpenAiImagesRequest openai;
   try {
     openai = read_openai_images(parse_body(request, false));
-  } catch (const mold::InvalidArgument& e) {
-    throw Refused{codes::kValidationError, e.what()};
+  } catch (const OpenAiFieldError& e) {
+    throw Refused{codes::kValidationError, e.what(), e.field()};
   }
+  // The images of a request wait behind the first, all at once or none.
+  if (const std::size_t room = service_.queue_capacity() + 1;
+      std::size_t(openai.n) > room)
+    invalid("n", fmt::format("{} images in one request: this server runs one "
+                             "and queues at most {} behind it (mold serve "
+                             "--queue {}), so it takes at most {} a request; "
+                             "ask for {} or fewer, or send several requests",
+                             openai.n, room - 1, room - 1, room, room));
   std::optional<std::string> base;
   if (openai.urls && !(base = base_address(request)))
     invalid("response_format",
@@ -649,12 +681,37 @@ void ApiRoutes::openai_generate(const net::HttpRequest& request,
     channel->send(failure_response(*refused, Dialect::openai));
 }
 
+void ApiRoutes::openai_models(const net::HttpRequest&, Channel channel) {
+  channel->send(json_response(openai_model_list(service_.served_models())));
+}
+
+void ApiRoutes::openai_model_by_id(const net::HttpRequest& request,
+                                   Channel channel) {
+  // The id is the path's last segment, percent-encoded by the clients
+  // ("qwen-image-edit-2511%3Aq4").
+  const std::string segment = request.path.substr(request.path.rfind('/') + 1);
+  const auto id = net::percent_decoded(segment);
+  const auto served = service_.served_models();
+  const auto found = id ? find_served(served, *id) : std::nullopt;
+  if (!found) {
+    std::vector<std::string> ids;
+    for (const auto& model : served) ids.push_back(model.id);
+    throw Refused{codes::kModelNotFound,
+                  fmt::format("this server runs no model \"{}\"; it runs "
+                              "{} (GET /v1/models lists them)",
+                              mold::shown_value(id ? *id : segment),
+                              ids.empty() ? "none (no weights were found)"
+                                          : mold::join_names(ids))};
+  }
+  channel->send(json_response(openai_model(*found)));
+}
+
 void ApiRoutes::openai_image_file(const net::HttpRequest& request,
                                   Channel channel) {
-  const std::string prefix = "id=";
+  // Read as a query: a proxy's or CDN's own parameters may come along.
   std::optional<std::string> png;
-  if (request.query.rfind(prefix, 0) == 0)
-    png = images_->get(request.query.substr(prefix.size()));
+  if (const auto id = net::query_parameter(request.query, "id"))
+    png = images_->get(*id);
   if (!png)
     throw Refused{codes::kNotFound,
                   "no image at this address: an image's address works for "

@@ -60,12 +60,14 @@ class ApiRoutes {
   /// A route: its path, its method (GET also answers HEAD), its handler, and
   /// whether it needs the API key.
   struct Route {
-    const char* path;
+    const char* path;  ///< "/api/status"; "/v1/models/{id}": one more segment
     const char* method;
     void (ApiRoutes::*handler)(const mold::net::HttpRequest&, Channel);
     bool needs_key;
+    bool matches(const std::string& request_path) const;
   };
   static const std::vector<Route>& routes();
+  static const Route* route_for(const std::string& path);  ///< null: none
 
   void health(const mold::net::HttpRequest& request, Channel channel);
   void status(const mold::net::HttpRequest& request, Channel channel);
@@ -79,6 +81,11 @@ class ApiRoutes {
                 bool stream);
   /// POST /v1/images/generations: n images on the same queue and admission.
   void openai_generate(const mold::net::HttpRequest& request, Channel channel);
+  /// GET /v1/models: the models this server runs, in OpenAI's shape.
+  void openai_models(const mold::net::HttpRequest& request, Channel channel);
+  /// GET /v1/models/{id}: one of them, or 404 model_not_found.
+  void openai_model_by_id(const mold::net::HttpRequest& request,
+                          Channel channel);
   /// GET /v1/images/file?id=: an image answered by address.
   void openai_image_file(const mold::net::HttpRequest& request,
                          Channel channel);

@@ -166,8 +166,6 @@ void GenerationService::State::run_job(QueuedJob& job) {
                     std::optional<ApiFailure> failure) {
     const double seconds =
         std::chrono::duration<double>(Clock::now() - started_at).count();
-    record["status"] = failure ? failure->code : "ok";
-    if (failure) record["error"] = failure->message;
     const bool rejected =
         failure && (failure->code == codes::kInsufficientMemory ||
                     failure->code == codes::kNeverFits);
@@ -177,6 +175,13 @@ void GenerationService::State::run_job(QueuedJob& job) {
     const bool stopped =
         failure && job.callbacks.wanted && !job.callbacks.wanted();
     const bool gone = stopped && client_left(job);
+    // The record says what the metrics say: a job nobody waits for any more
+    // was stopped, it did not fail.
+    record["status"] = !failure  ? "ok"
+                       : gone    ? "cancelled"
+                       : stopped ? "batch_failed"
+                                 : failure->code;
+    if (failure) record["error"] = failure->message;
     if (gone) metrics.count_client_gone(started ? "running" : "queued");
     if (rejected) metrics.count_rejection(failure->code);
     {
@@ -301,6 +306,9 @@ GenerationService::GenerationService(const tools::Host& host,
 
 GenerationService::~GenerationService() { stop(); }
 
+std::size_t GenerationService::queue_capacity() const {
+  return state_->queue.capacity();
+}
 const std::string& GenerationService::backend_name() const {
   return state_->where.backend;
 }
@@ -416,6 +424,10 @@ Json GenerationService::memory() const {
 
 Json GenerationService::models() const {
   return models_view(*state_->host.registry, state_->pool.snapshot());
+}
+
+std::vector<ServedModel> GenerationService::served_models() const {
+  return state_->pool.served();
 }
 
 void GenerationService::refresh_metrics() const {

@@ -103,6 +103,8 @@ class GenerationService {
   nlohmann::json status() const;  ///< GET /api/status
   nlohmann::json memory() const;  ///< GET /api/memory
   nlohmann::json models() const;  ///< GET /api/models
+  /// The models requests may name (ModelPool::served).
+  std::vector<ServedModel> served_models() const;
   /// Updates the metrics' gauges (memory, queue, models) for a scrape.
   void refresh_metrics() const;
 
@@ -113,6 +115,8 @@ class GenerationService {
   /// SHUTTING_DOWN.
   void stop();
 
+  /// The most jobs that may wait behind the running one (--queue).
+  std::size_t queue_capacity() const;
   const std::string& backend_name() const;
   const std::string& device_name() const;
 

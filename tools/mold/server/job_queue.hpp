@@ -51,6 +51,8 @@ class JobQueue {
   /// than the capacity behind the first): the images of one request are
   /// admitted together.
   std::optional<ApiFailure> submit_all(std::vector<Job> jobs);
+  /// The most jobs that may wait behind the running one.
+  std::size_t capacity() const { return capacity_; }
   /// Takes the waiting job `id` out of the queue, unrun and unanswered (its
   /// client went away), so that its slot is free at once; those behind it
   /// are told their new positions. False when it is not waiting (it runs,

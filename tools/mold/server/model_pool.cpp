@@ -55,6 +55,28 @@ ModelEntry& ModelPool::entry_for(const mold::tools::FoundModel& found,
   return made;
 }
 
+std::vector<ServedModel> ModelPool::served() const {
+  std::vector<ServedModel> out;
+  for (const mold::ModelFamily* family : host_.registry->families()) {
+    if (!family->make_pipeline) continue;
+    for (const auto& model : family->models)
+      for (const auto& variant : model.variants) {
+        const mold::tools::FoundModel found{family, &model, &variant};
+        try {
+          mold::tools::pipeline_options(host_, found, models_.tiny,
+                                        models_.model_dirs, models_.dtype,
+                                        models_.backend);
+        } catch (const std::exception&) {
+          continue;  // no weights here: a request for it is MODEL_NOT_FOUND
+        }
+        if (variant.name == model.default_variant)
+          out.push_back({model.name, family->name});
+        out.push_back({model.name + ":" + variant.name, family->name});
+      }
+  }
+  return out;
+}
+
 void ModelPool::park_others(const ModelEntry& keep) {
   for (auto& [key, entry] : entries_) {
     if (entry.get() == &keep) continue;

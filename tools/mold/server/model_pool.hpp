@@ -44,6 +44,12 @@ struct ModelEntry {
 nlohmann::json residency_json(
     const std::vector<mold::CacheEntryState>& entries);
 
+/// A model a request may name on this server.
+struct ServedModel {
+  std::string id;      ///< "z-image-turbo" (its default variant), "...:q8"
+  std::string family;  ///< the plugin's family, "zimage"
+};
+
 class ModelPool {
  public:
   ModelPool(const mold::tools::Host& host, ServeModels models,
@@ -65,6 +71,10 @@ class ModelPool {
   void clear();
   /// Publishes the models and their residency for snapshot() and the metrics.
   void publish();
+  /// The models requests may name here (any thread): each variant whose
+  /// weights the server finds as a request would (every variant with
+  /// --tiny), by name for a model's default variant and as MODEL:VARIANT.
+  std::vector<ServedModel> served() const;
   /// The loaded models as /api/status and /api/models list them (any thread).
   nlohmann::json snapshot() const;
   /// The device's measured history every model learns from and records

@@ -17,7 +17,7 @@ using Json = nlohmann::json;
 namespace {
 
 [[noreturn]] void refuse(std::string_view field, const std::string& why) {
-  throw mold::InvalidArgument(fmt::format("{}: {}", field, why));
+  throw OpenAiFieldError(std::string(field), fmt::format("{}: {}", field, why));
 }
 
 /// The OpenAI request's own fields.
@@ -31,11 +31,27 @@ const std::vector<std::string>& openai_fields() {
   return fields;
 }
 
-/// mold's generate fields an images request may add (seed, steps, ...):
-/// all but the ones the OpenAI fields stand for.
+/// mold's generate fields an images request may add (seed, steps, ...)
+/// and `tiny`: all but the ones the OpenAI fields stand for, and `images`
+/// (the sources of an edit).
 bool passed_through(std::string_view name) {
-  return mold::find_generate_field(name) && name != "width" &&
-         name != "height" && name != "batch" && name != "prompt";
+  return name == "tiny" ||
+         (mold::find_generate_field(name) && name != "width" &&
+          name != "height" && name != "batch" && name != "prompt");
+}
+
+/// The request field a message is about, from its first word ("size
+/// \"17x17\": ...", "n: ...", "steps 0 ..."): a field an images request
+/// has, or none ("the body should be ...", "10 images ...").
+Json field_of(const std::string& message) {
+  const auto end = message.find_first_of(" :");
+  if (end == std::string::npos || end == 0) return nullptr;
+  const std::string word = message.substr(0, end);
+  const std::string name = word.substr(0, word.find('['));
+  const auto& own = openai_fields();
+  const bool known = std::find(own.begin(), own.end(), name) != own.end() ||
+                     passed_through(name);
+  return known ? Json(word) : Json(nullptr);
 }
 
 const Json* field(const Json& body, const char* name) {
@@ -139,8 +155,9 @@ void check_unimplemented(const Json& body) {
 
 OpenAiImagesRequest read_openai_images(const Json& body) {
   if (!body.is_object())
-    throw mold::InvalidArgument(fmt::format(
-        "the body should be a JSON object, not {}", net::json_type_name(body)));
+    throw OpenAiFieldError(
+        "", fmt::format("the body should be a JSON object, not {}",
+                        net::json_type_name(body)));
   const auto& own = openai_fields();
   for (const auto& item : body.items())
     if (std::find(own.begin(), own.end(), item.key()) == own.end() &&
@@ -179,20 +196,12 @@ std::string openai_message(const std::string& size, std::string message) {
 net::HttpResponse openai_error_response(
     std::string_view code, const std::string& message,
     const std::optional<Json>& oom,
-    std::vector<std::pair<std::string, std::string>> headers) {
+    std::vector<std::pair<std::string, std::string>> headers,
+    const std::string& field) {
   const int mold_status = net::status_of(code);
-  // The field a validation message starts with: "size ...", "n: ...".
-  Json param = nullptr;
-  if (code == net::codes::kValidationError) {
-    const auto end = message.find_first_of(" :");
-    const std::string name = message.substr(0, end);
-    if (end != std::string::npos && !name.empty() &&
-        std::all_of(name.begin(), name.end(), [](char c) {
-          return std::isalnum((unsigned char)c) || c == '_' || c == '[' ||
-                 c == ']' || c == '.';
-        }))
-      param = name;
-  }
+  const Json param = !field.empty()                         ? Json(field)
+                     : code == net::codes::kValidationError ? field_of(message)
+                                                            : Json(nullptr);
   std::string lowered(code);
   std::transform(lowered.begin(), lowered.end(), lowered.begin(),
                  [](unsigned char c) { return char(std::tolower(c)); });

@@ -15,6 +15,7 @@
 #include <mold/device/cpu_matmul_kernel.hpp>
 #include <mold/plugin/plugin.hpp>
 #include <mold/plugin/registry.hpp>
+#include <mold/tensor/compute_threads.hpp>
 #include <mold/tensor/gemm_rate.hpp>
 #include <nlohmann/json.hpp>
 #include <optional>
@@ -53,6 +54,7 @@ struct DoctorResult {
   std::vector<BackendStatus> backends;
   mold::BlasLibrary blas;
   int torch_threads = 0;
+  std::string threads_source;  ///< where torch_threads came from
   unsigned cores = 0;
   bool onednn = false;
   mold::CpuMatmulKernel matmul_kernel = mold::CpuMatmulKernel::other;
@@ -85,7 +87,10 @@ DoctorResult run(const DoctorRequest& request) {
   tools::warn_load_errors(*host.registry, kPluginsCommand);
   result.backends = backend_statuses(*host.registry);
   result.blas = mold::loaded_blas_library();
-  result.torch_threads = at::get_num_threads();
+  // What mold run starts with here (molddiag's own commands too).
+  const mold::ThreadCounts threads = mold::start_compute_threads(0);
+  result.torch_threads = threads.intra_op;
+  result.threads_source = threads.source;
   result.cores = std::thread::hardware_concurrency();
   result.onednn = at::hasMKLDNN();
   result.matmul_kernel = mold::host_cpu_matmul_kernel();
@@ -119,6 +124,7 @@ nlohmann::json to_json(const DoctorRequest& request,
   out["libtorch"] = {
       {"version", MOLD_TORCH_VERSION},
       {"threads", result.torch_threads},
+      {"threads_source", result.threads_source},
       {"onednn", result.onednn},
       {"bfloat16_kernel", mold::to_string(result.matmul_kernel)}};
   out["cores"] = result.cores;
@@ -155,14 +161,14 @@ nlohmann::json to_json(const DoctorRequest& request,
 void print_text(const DoctorRequest& request, const DoctorResult& result) {
   std::cout << fmt::format("mold {} ({})\n", MOLD_VERSION,
                            mold::core_build_id());
-  // libtorch's default is the physical cores, which a VM may report as fewer
-  // than its logical CPUs; OMP_NUM_THREADS overrides it.
+  // libtorch's own default is the physical cores, which a VM may report as
+  // fewer than its logical CPUs: mold starts with the CPUs it may run on.
   std::cout << fmt::format(
-      "libtorch {}: {} thread{} of {} logical CPUs (OMP_NUM_THREADS sets it), "
-      "oneDNN {}\nbfloat16 products: {} (their scratch per thread: "
-      "docs/architecture.md, \"Threads\")\n",
+      "libtorch {}: {} compute thread{} of {} logical CPUs, from {} (mold run "
+      "--threads or OMP_NUM_THREADS sets it), oneDNN {}\nbfloat16 products: "
+      "{} (their scratch per thread: docs/architecture.md, \"Threads\")\n",
       MOLD_TORCH_VERSION, result.torch_threads,
-      result.torch_threads == 1 ? "" : "s", result.cores,
+      result.torch_threads == 1 ? "" : "s", result.cores, result.threads_source,
       result.onednn ? "yes" : "no", mold::to_string(result.matmul_kernel));
   std::cout << "backends:\n";
   for (const auto& b : result.backends)

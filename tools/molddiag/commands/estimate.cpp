@@ -77,8 +77,8 @@ tools::Parsed<EstimateRequest> parse_estimate_options(
                         "prompt tokens (text_encode, denoise)", 0);
   tools::add_ranged_int(options, "threads", &w.threads, 1, mold::kMaxThreads,
                         "compute threads (cpu backend; mold run uses its "
-                        "--threads, else OMP_NUM_THREADS, else the physical "
-                        "cores)",
+                        "--threads, else OMP_NUM_THREADS, else the CPUs it "
+                        "may run on)",
                         1);
   options.add_options()("arch", po::value(&w.arch)->default_value("default"),
                         "default (the published architecture) or tiny")(

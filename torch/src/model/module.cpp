@@ -6,6 +6,8 @@
 
 #include <algorithm>
 #include <cmath>
+#include <set>
+#include <string>
 #include <tuple>
 
 #include "mold/base/error.hpp"
@@ -297,6 +299,12 @@ Bytes Module::loaded_bytes(const TensorListing& listing,
 LoadComparison Module::compare(const TensorListing& listing,
                                const LayoutMapping& mapping) const {
   LoadComparison c;
+  // A stored tensor that several parameters are made from (a fused qkv
+  // split three ways) is one tensor: listed once.
+  std::set<std::string> unreadable_seen, unexpected_seen;
+  const auto unexpected = [&](const std::string& stored) {
+    if (unexpected_seen.insert(stored).second) c.unexpected.push_back(stored);
+  };
   for (const auto& [name, t] : params_) {
     const TensorRecipe* recipe = mapping.recipe(name);
     if (!recipe) {
@@ -313,16 +321,17 @@ LoadComparison Module::compare(const TensorListing& listing,
       const StoredTensor& stored = *listing.find(source);
       if (!stored.gguf) continue;
       const GgmlTypeInfo* type = ggml_type_info(stored.ggml_type);
-      if (!type || !type->supported)
+      if ((!type || !type->supported) &&
+          unreadable_seen.insert(stored.name).second)
         c.unreadable.push_back({stored.name, stored.ggml_type});
     }
   }
   for (const auto& recipe : mapping.recipes)
     if (!params_.count(recipe.target) && !unused_tensor(recipe.target) &&
         !unused_tensor(recipe.sources.front()))
-      c.unexpected.push_back(recipe.sources.front());
+      unexpected(recipe.sources.front());
   for (const auto& name : mapping.unmapped)
-    if (!unused_tensor(name)) c.unexpected.push_back(name);
+    if (!unused_tensor(name)) unexpected(name);
   return c;
 }
 

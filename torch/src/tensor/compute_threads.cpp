@@ -8,6 +8,7 @@
 #include "mold/base/error.hpp"
 #include "mold/base/text.hpp"
 #include "mold/device/blas_library.hpp"
+#include "mold/device/usable_cpus.hpp"
 
 namespace mold {
 
@@ -30,6 +31,14 @@ ThreadCounts set_compute_threads(int threads) {
   return compute_thread_counts();
 }
 
+ThreadCounts start_compute_threads(int flag) {
+  const ThreadChoice choice = choose_compute_threads(
+      flag, std::getenv("OMP_NUM_THREADS"), usable_cpus());
+  ThreadCounts counts = set_compute_threads(choice.threads);
+  counts.source = choice.source;
+  return counts;
+}
+
 ThreadCounts compute_thread_counts() {
   ThreadCounts counts;
   counts.intra_op = at::get_num_threads();
@@ -50,9 +59,10 @@ std::string describe(const ThreadCounts& counts) {
       counts.wait_policy.empty()
           ? "OpenMP spins, then sleeps"
           : fmt::format("OMP_WAIT_POLICY={}", counts.wait_policy);
-  return fmt::format("{} compute thread{} (libtorch {}, {}, inter-op {}; {})",
+  return fmt::format("{} compute thread{} (libtorch {}, {}, inter-op {}; {}){}",
                      counts.intra_op, counts.intra_op == 1 ? "" : "s",
-                     counts.intra_op, blas, counts.inter_op, waits);
+                     counts.intra_op, blas, counts.inter_op, waits,
+                     counts.source.empty() ? "" : ", from " + counts.source);
 }
 
 }  // namespace mold

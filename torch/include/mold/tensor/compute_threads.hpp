@@ -8,9 +8,10 @@
 
 namespace mold {
 
-/// libtorch's intra-op threads (at::get_num_threads(): --threads, else
-/// OMP_NUM_THREADS, else the physical cores) on the cpu backend; 1 on any
-/// other, whose scratch does not grow with the host's threads.
+/// libtorch's intra-op threads (at::get_num_threads(): what
+/// start_compute_threads set, else libtorch's own default) on the cpu
+/// backend; 1 on any other, whose scratch does not grow with the host's
+/// threads.
 int compute_threads(std::string_view backend);
 
 /// The threads each pool of this process computes with.
@@ -20,6 +21,9 @@ struct ThreadCounts {
   int blas = 0;      ///< the BLAS's own pool; 0 when it has none
   std::string blas_name;    ///< "OpenBLAS", "reference", ...
   std::string wait_policy;  ///< OMP_WAIT_POLICY as given; "" for OpenMP's
+  /// Where the count came from (ThreadChoice::source); "" when a caller set
+  /// it by number.
+  std::string source;
 };
 
 /// Makes `threads` the count of every pool that computes: libtorch's
@@ -29,11 +33,18 @@ struct ThreadCounts {
 /// InvalidArgument below 1.
 ThreadCounts set_compute_threads(int threads);
 
+/// A tool's start: every pool at `flag` (--threads) when above 0, else
+/// OMP_NUM_THREADS, else the CPUs this process may run on (its affinity
+/// mask, capped by a cgroup CPU quota: choose_compute_threads), with where
+/// the number came from.
+ThreadCounts start_compute_threads(int flag);
+
 /// The pools' counts as they are.
 ThreadCounts compute_thread_counts();
 
-/// "2 compute threads (libtorch 2, OpenBLAS 2, inter-op 1; OpenMP waits
-/// passively)", for a tool's first lines.
+/// "2 compute threads (libtorch 2, OpenBLAS 2, inter-op 1;
+/// OMP_WAIT_POLICY=passive), from the CPUs this process may run on: 2 CPUs in
+/// its affinity mask, no cgroup CPU quota", for a tool's first lines.
 std::string describe(const ThreadCounts& counts);
 
 }  // namespace mold
