@@ -6,10 +6,15 @@
 // installed with `npm ci` into the build tree the first time; where npm or
 // its registry cannot be reached, the two cases say so and are skipped.
 
+#include <fcntl.h>
+#include <sys/file.h>
+#include <unistd.h>
+
 #include <catch2/catch.hpp>
 #include <filesystem>
 #include <fstream>
 #include <regex>
+#include <stdexcept>
 #include <string>
 #include <thread>
 #include <vector>
@@ -35,15 +40,36 @@ bool same_file(const fs::path& a, const fs::path& b) {
              std::string(std::istreambuf_iterator<char>(y), {});
 }
 
+/// An exclusive lock on a file (flock), held while it lives: the test
+/// processes that run side by side install the client one at a time.
+class FileLock {
+ public:
+  explicit FileLock(const fs::path& path)
+      : fd_(::open(path.c_str(), O_RDWR | O_CREAT | O_CLOEXEC, 0644)) {
+    if (fd_ < 0 || ::flock(fd_, LOCK_EX) != 0)
+      throw std::runtime_error("cannot lock " + path.string());
+  }
+  ~FileLock() { ::close(fd_); }
+  FileLock(const FileLock&) = delete;
+  FileLock& operator=(const FileLock&) = delete;
+
+ private:
+  int fd_;
+};
+
 /// The client's folder in the build tree, its package installed (npm ci, once
 /// per lock file); "" with `why` set when Node, npm or the registry is not
-/// there.
+/// there. Another process's client may be running from it meanwhile: a file
+/// is replaced only when it differs, and npm ci runs only when the installed
+/// package is not the locked one, under a lock.
 std::string installed_client(std::string& why) {
   const fs::path source = kOpenAiClientSource, dir = kOpenAiClientInstall;
   fs::create_directories(dir);
+  const FileLock lock(dir / ".install.lock");
   for (const char* file : {"package.json", "images.mjs"})
-    fs::copy_file(source / file, dir / file,
-                  fs::copy_options::overwrite_existing);
+    if (!same_file(source / file, dir / file))
+      fs::copy_file(source / file, dir / file,
+                    fs::copy_options::overwrite_existing);
   const bool current =
       same_file(source / "package-lock.json", dir / "package-lock.json") &&
       fs::exists(dir / "node_modules/openai/package.json");
