@@ -138,6 +138,7 @@ void TensorListing::add_safetensors(
     const std::map<std::string, SafetensorsEntry>& entries) {
   const std::size_t index = files_.size();
   files_.push_back(file);
+  data_starts_.push_back(std::nullopt);
   std::vector<const SafetensorsEntry*> in_order;
   for (const auto& [name, entry] : entries) in_order.push_back(&entry);
   std::sort(in_order.begin(), in_order.end(),
@@ -154,9 +155,16 @@ void TensorListing::add_safetensors(
   }
 }
 
+void TensorListing::add_safetensors(const std::filesystem::path& file,
+                                    const SafetensorsHeader& header) {
+  add_safetensors(file, header.entries);
+  data_starts_.back() = header.data_offset;
+}
+
 void TensorListing::add_gguf(const GgufFile& file) {
   const std::size_t index = files_.size();
   files_.push_back(file.path());
+  data_starts_.push_back(file.data_start());
   const GgufValue* arch = file.find("general.architecture");
   const std::string* name = arch ? arch->as_string() : nullptr;
   gguf_architectures_.push_back(name ? *name : std::string());
@@ -179,6 +187,7 @@ void TensorListing::add_file(const std::filesystem::path& file,
                              std::vector<StoredTensor> tensors) {
   const std::size_t index = files_.size();
   files_.push_back(file);
+  data_starts_.push_back(std::nullopt);
   if (gguf_architecture) gguf_architectures_.push_back(*gguf_architecture);
   for (auto& t : tensors) {
     t.file = index;
@@ -266,7 +275,7 @@ TensorListing read_tensor_listing(
       if (ends_with(file.filename().string(), ".gguf"))
         listing.add_gguf(GgufFile::open(file));
       else
-        listing.add_safetensors(file, read_safetensors_header(file).entries);
+        listing.add_safetensors(file, read_safetensors_header(file));
     }
   }
   listing.check_scales();

@@ -87,6 +87,9 @@ class GgufFile {
   const std::filesystem::path& path() const { return path_; }
   std::uint32_t version() const { return version_; }
   std::uint64_t alignment() const { return alignment_; }
+  /// Where the data section starts in the file: a tensor's offset counts
+  /// from here.
+  std::uint64_t data_start() const { return data_start_; }
   const std::vector<std::pair<std::string, GgufValue>>& metadata() const {
     return metadata_;
   }

@@ -43,6 +43,10 @@ class TensorListing {
   /// SafetensorsError naming both files.
   void add_safetensors(const std::filesystem::path& file,
                        const std::map<std::string, SafetensorsEntry>& entries);
+  /// The same for a header read from the file: its data section's start is
+  /// kept (data_start()).
+  void add_safetensors(const std::filesystem::path& file,
+                       const SafetensorsHeader& header);
   /// The same for a GGUF file; its general.architecture is kept.
   void add_gguf(const GgufFile& file);
   /// Adds the tensors of one file read elsewhere (their `file` is set
@@ -53,6 +57,12 @@ class TensorListing {
                 std::vector<StoredTensor> tensors);
 
   const std::vector<std::filesystem::path>& files() const { return files_; }
+  /// Where file `file`'s data section starts (a tensor's offset counts from
+  /// there); none for a listing given its tensors without the file's header
+  /// (add_file, add_safetensors of entries alone).
+  std::optional<std::uint64_t> data_start(std::size_t file) const {
+    return file < data_starts_.size() ? data_starts_[file] : std::nullopt;
+  }
   const std::vector<StoredTensor>& tensors() const { return tensors_; }
   /// The tensors set aside beside the weights of a safetensors file (fp8
   /// scales, input scales, markers: mold/tensor/weight_scales.hpp), by name;
@@ -87,6 +97,7 @@ class TensorListing {
  private:
   void add(StoredTensor tensor, bool safetensors);
   std::vector<std::filesystem::path> files_;
+  std::vector<std::optional<std::uint64_t>> data_starts_;  ///< per file
   std::map<std::string, StoredTensor> companions_;
   std::vector<std::string> gguf_architectures_;
   std::vector<StoredTensor> tensors_;
