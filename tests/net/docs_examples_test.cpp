@@ -173,10 +173,10 @@ TEST_CASE(
   for (std::size_t b = 0; b < blocks.size(); ++b) {
     std::string command = blocks[b].text;
     if (command.rfind("curl ", 0) != 0) continue;
-    for (const std::string from : {"$(base64 -w0 in.png)"})
-      for (auto at = command.find(from); at != std::string::npos;
-           at = command.find(from))
-        command.replace(at, from.size(), png_base64);
+    const std::string source_png = "$(base64 -w0 in.png)";
+    for (auto at = command.find(source_png); at != std::string::npos;
+         at = command.find(source_png))
+      command.replace(at, source_png.size(), png_base64);
     INFO(blocks[b].text);
     const CurlExample example = parse_curl(shell_words(command));
     const auto r =

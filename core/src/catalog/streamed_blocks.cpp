@@ -6,6 +6,7 @@
 #include <set>
 
 #include "mold/base/error.hpp"
+#include "mold/base/text.hpp"
 
 namespace mold {
 
@@ -45,7 +46,7 @@ std::vector<StreamedBlock> streamed_blocks(
         block.ranges.push_back(range_of(listing, stored));
     };
     for (const TensorRecipe& recipe : mapping.recipes) {
-      if (recipe.target.compare(0, prefix.size(), prefix) != 0) continue;
+      if (!starts_with(recipe.target, prefix)) continue;
       for (const std::string& source : recipe.sources) {
         const StoredTensor* stored = listing.find(source);
         if (!stored)

@@ -81,14 +81,14 @@ struct BlockWindow::OpenFile {
 };
 
 /// One allocation, 64-byte aligned.
-struct BlockWindow::Buffer {
+struct BlockWindow::FreeBuffer {
   void operator()(std::byte* p) const { std::free(p); }
 };
 
 /// A block read (or the error reading it gave).
 struct BlockWindow::Slot {
   std::size_t index = 0;
-  std::unique_ptr<std::byte, Buffer> memory;
+  std::unique_ptr<std::byte, FreeBuffer> memory;
   std::vector<const std::byte*> data;
   std::exception_ptr error;
 };

@@ -320,7 +320,7 @@ bool ApiRoutes::Route::matches(const std::string& request_path) const {
   if (slot == std::string_view::npos) return request_path == own;
   const std::string_view prefix = own.substr(0, slot);
   return request_path.size() > prefix.size() &&
-         request_path.compare(0, prefix.size(), prefix) == 0 &&
+         mold::starts_with(request_path, prefix) &&
          request_path.find('/', prefix.size()) == std::string::npos;
 }
 

@@ -84,7 +84,7 @@ class BlockWindow {
 
  private:
   struct OpenFile;
-  struct Buffer;
+  struct FreeBuffer;
   struct Slot;
 
   void read_ahead();
